@@ -1,0 +1,47 @@
+# fabcorr: `make demo` runs it on the example fabric, `make test` runs the tests.
+# Every target creates and refreshes the virtualenv (.venv) itself; as root, `make test`
+# also installs the Debian packages the tests drive (see APT_PACKAGES).
+
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+APT_PACKAGES := graphviz
+EXAMPLE := examples/fabric-small
+
+.PHONY: demo test bench lint example system-deps clean
+
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check -e '.[dev]'
+	touch $(STAMP)
+
+demo: $(STAMP)
+	PATH="$(CURDIR)/$(BIN):$$PATH" sh $(EXAMPLE)/demo.sh out
+
+test: $(STAMP) system-deps
+	$(BIN)/python -m pytest
+
+bench: $(STAMP)
+	$(BIN)/python -m benchmarks
+
+lint: $(STAMP)
+	$(BIN)/ruff check .
+
+# Regenerate the example fabric's facts and snapshot from its spec.
+example: $(STAMP)
+	$(BIN)/fabcorr simulate generate --spec $(EXAMPLE)/fabric.yaml \
+		--facts-out $(EXAMPLE)/facts.yaml -o $(EXAMPLE)/topology.json
+
+system-deps:
+	@missing=$$(for p in $(APT_PACKAGES); do dpkg -s $$p >/dev/null 2>&1 || echo $$p; done); \
+	if [ -z "$$missing" ]; then exit 0; fi; \
+	if [ "$$(id -u)" = 0 ]; then \
+		echo "installing Debian packages: $$missing"; \
+		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing; \
+	else \
+		echo "not root: not installing $$missing; tests that need them will skip and say so"; \
+	fi
+
+clean:
+	rm -rf $(VENV) out .pytest_cache .ruff_cache

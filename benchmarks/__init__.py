@@ -1,0 +1,1 @@
+"""Benchmarks for fabcorr: run them with ``python -m benchmarks`` (``make bench``)."""

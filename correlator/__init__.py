@@ -1,0 +1,1 @@
+"""Telemetry, attribution and every output: CLI, Prometheus metrics, HTTP API."""

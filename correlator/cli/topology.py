@@ -1,0 +1,259 @@
+"""``fabcorr topology``: build a snapshot from facts, query it, export it."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from datetime import UTC, datetime
+from typing import Any
+
+from correlator.cli.printers import FORMATS, Block, Fields, Table, emit
+from correlator.cli.status import ExitStatus
+from inventory.factfile import read_facts
+from topology import queries
+from topology.build import build_graph
+from topology.export import FORMATS as EXPORT_FORMATS
+from topology.export import export_graph
+from topology.export import render as render_graph
+from topology.graph import FabricGraph
+from topology.paths import InterfacePaths
+from topology.schema import id_name
+from topology.snapshot import load_snapshot, save_snapshot
+
+DEFAULT_SNAPSHOT = "topology.json"
+
+
+def register(commands: argparse._SubParsersAction) -> None:
+    """Add ``topology`` and its subcommands to the ``fabcorr`` parser."""
+    parser = commands.add_parser(
+        "topology", help="build, query and export the fabric graph",
+        description="Build a topology snapshot from facts, answer questions about it, "
+        "export it. Read commands take --snapshot FILE (default $FABCORR_SNAPSHOT or "
+        f"./{DEFAULT_SNAPSHOT}) and -o table|wide|json|yaml.")
+    sub = parser.add_subparsers(dest="topology_command", metavar="SUBCOMMAND", required=True)
+
+    build = sub.add_parser("build", help="build a snapshot from fact files",
+                           description="Build the fabric graph from fact files (JSON or YAML, "
+                           "or directories of them) and save it as a snapshot.")
+    build.add_argument("--facts", nargs="+", required=True, metavar="PATH",
+                       help="fact files or directories of fact files")
+    build.add_argument("-o", "--output", default=DEFAULT_SNAPSHOT, metavar="FILE",
+                       help=f"snapshot to write (default {DEFAULT_SNAPSHOT})")
+    build.set_defaults(run=_build)
+
+    def reader(name: str, help_text: str, run: Any) -> argparse.ArgumentParser:
+        command = sub.add_parser(name, help=help_text, description=help_text)
+        command.add_argument("--snapshot", default=os.environ.get("FABCORR_SNAPSHOT",
+                                                                  DEFAULT_SNAPSHOT),
+                             metavar="FILE", help="topology snapshot to read")
+        command.add_argument("-o", "--output", choices=FORMATS, default="table",
+                             help="output format (default table)")
+        command.set_defaults(run=run)
+        return command
+
+    where = reader("where", "where a pod, pod interface, IP, VF (NODE/PCI), PF (NODE/PF) or "
+                   "node plugs in: node, PF, rail, VF, leaf and leaf port", _where)
+    where.add_argument("ref", metavar="THING", help="e.g. team-a/w-3, team-a/w-3/net1, "
+                       "172.16.11.23, gpu01, gpu01/0000:1a:00.2")
+    _at_option(where)
+
+    path = reader("path", "every equal-cost path between two pods, pod interfaces or IPs, "
+                  "as the switch ports crossed", _path)
+    path.add_argument("source", metavar="A")
+    path.add_argument("destination", metavar="B")
+    path.add_argument("--limit", type=int, default=256, metavar="N",
+                      help="list at most N paths per interface pair (default 256; the count "
+                      "is always exact)")
+    _at_option(path)
+
+    link = reader("link", "a switch port's cable (both ends, speed, role, LLDP status) and "
+                  "every pod, job and tenant whose traffic can cross it", _link)
+    link.add_argument("port", metavar="SWITCH:PORT", help="e.g. leaf01:Ethernet1")
+
+    job = reader("job", "an AI job's pods and fabric footprint (nodes, leaves, leaf ports, "
+                 "spines) and the other tenants on its leaves", _job)
+    job.add_argument("job", metavar="NAMESPACE/NAME")
+
+    tenant = reader("tenant", "a tenant's jobs, pods and fabric footprint", _tenant)
+    tenant.add_argument("tenant", metavar="NAME")
+
+    reader("summary", "counts of nodes by kind, switches by role, cables by tier and LLDP "
+           "status, problems by kind", _summary)
+
+    problems = reader("problems", "what did not fit while building the graph (unresolved "
+                      "LLDP, one-sided or conflicting cables, unattached interfaces...)",
+                      _problems)
+    problems.add_argument("--kind", help="only problems of this kind")
+
+    export = sub.add_parser("export", help="write the graph as GraphML, GEXF, node-link JSON, "
+                            "DOT or Cytoscape.js JSON",
+                            description="Write the whole fabric graph in an interchange format.")
+    export.add_argument("--snapshot", default=os.environ.get("FABCORR_SNAPSHOT",
+                                                             DEFAULT_SNAPSHOT), metavar="FILE")
+    export.add_argument("--format", required=True, choices=EXPORT_FORMATS)
+    export.add_argument("-o", "--output", required=True, metavar="FILE",
+                        help="file to write ('-' for standard output)")
+    export.set_defaults(run=_export)
+
+
+def _at_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--at", type=parse_time, metavar="TIME",
+                        help="resolve IPs as owned at TIME (ISO 8601 or Unix seconds; "
+                        "default: the current owner)")
+
+
+def parse_time(text: str) -> float:
+    """Unix seconds from Unix seconds or an ISO 8601 time (``Z`` or an offset; UTC if none).
+
+    >>> parse_time("1767225600"), parse_time("2026-01-01T00:00:00Z")
+    (1767225600.0, 1767225600.0)
+    """
+    try:
+        return float(text)
+    except ValueError:
+        pass
+    try:
+        moment = datetime.fromisoformat(text.replace("Z", "+00:00"))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a time: {text!r}") from None
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=UTC)
+    return moment.timestamp()
+
+
+def _fabric(args: argparse.Namespace) -> FabricGraph:
+    return load_snapshot(args.snapshot)
+
+
+def _build(args: argparse.Namespace) -> ExitStatus:
+    fabric = build_graph(read_facts(args.facts))
+    save_snapshot(fabric, args.output)
+    graph = fabric.graph
+    print(f"wrote {args.output}: {graph.number_of_nodes()} nodes, {graph.number_of_edges()} "
+          f"edges, {len(fabric.problems)} problems", file=sys.stderr)
+    return ExitStatus.OK
+
+
+def _where(args: argparse.Namespace) -> ExitStatus:
+    rows = queries.where(_fabric(args), args.ref, args.at)
+    emit(rows, _where_blocks, args.output, sys.stdout)
+    return ExitStatus.OK
+
+
+def _where_blocks(rows: list[queries.Attachment], wide: bool) -> list[Block]:
+    columns = ["pod", "if", "ipv4", "node", "pf", "rail", "vf", "leaf", "port"]
+    extra = ["ipv6", "job", "tenant"] if wide else []
+    return [Table(columns + extra, [
+        [r.pod, r.interface, r.ipv4, r.node, r.pf, r.rail, r.vf, r.leaf, r.leaf_port]
+        + ([r.ipv6, r.job, r.tenant] if wide else [])
+        for r in rows
+    ])]
+
+
+def _path(args: argparse.Namespace) -> ExitStatus:
+    found = queries.paths(_fabric(args), args.source, args.destination, args.at, args.limit)
+    emit(found, _path_blocks, args.output, sys.stdout)
+    return ExitStatus.OK
+
+
+def _path_blocks(found: list[InterfacePaths], wide: bool) -> list[Block]:
+    blocks: list[Block] = []
+    for pair in found:
+        listed = f", {len(pair.paths)} listed" if len(pair.paths) < pair.count else ""
+        title = (f"{id_name(pair.source)} -> {id_name(pair.destination)}: "
+                 f"{pair.count} equal-cost path{'s' if pair.count != 1 else ''}{listed}")
+        rows = [[n, "  ".join(f"{h.switch}[{h.ingress}>{h.egress}]" for h in hops)]
+                for n, hops in enumerate(pair.paths, start=1)]
+        blocks.append(Table(["#", "hops (switch[in>out])"], rows, title))
+    return blocks
+
+
+def _link(args: argparse.Namespace) -> ExitStatus:
+    emit(queries.link(_fabric(args), args.port), _link_blocks, args.output, sys.stdout)
+    return ExitStatus.OK
+
+
+def _link_blocks(report: queries.LinkReport, wide: bool) -> list[Block]:
+    return [Fields([
+        ("Port", report.port), ("Role", report.role), ("Speed", format_speed(report.speed_bps)),
+        ("Oper status", report.oper_status), ("ifIndex", report.ifindex),
+        ("Peer", f"{report.peer} ({report.peer_kind})" if report.peer else "(none)"),
+        ("LLDP", report.status), ("Tier", report.tier), ("Conflicts", report.conflicts),
+        ("Tenants", report.tenants), ("Jobs", report.jobs), ("Pods", report.pods),
+        ("Interfaces", report.interfaces),
+    ])]
+
+
+def _job(args: argparse.Namespace) -> ExitStatus:
+    emit(queries.job(_fabric(args), args.job), _job_blocks, args.output, sys.stdout)
+    return ExitStatus.OK
+
+
+def _job_blocks(report: queries.JobReport, wide: bool) -> list[Block]:
+    return [Fields([("Job", report.job), ("Kind", report.kind), ("Tenant", report.tenant),
+                    ("Pods", report.pods), *_footprint_fields(report.footprint)])]
+
+
+def _tenant(args: argparse.Namespace) -> ExitStatus:
+    emit(queries.tenant(_fabric(args), args.tenant), _tenant_blocks, args.output, sys.stdout)
+    return ExitStatus.OK
+
+
+def _tenant_blocks(report: queries.TenantReport, wide: bool) -> list[Block]:
+    return [Fields([("Tenant", report.tenant), ("Jobs", report.jobs), ("Pods", report.pods),
+                    *_footprint_fields(report.footprint)])]
+
+
+def _footprint_fields(footprint: queries.Footprint) -> list[tuple[str, Any]]:
+    return [("Nodes", footprint.nodes), ("Leaves", footprint.leaves),
+            ("Leaf ports", footprint.leaf_ports), ("Spines", footprint.spines),
+            ("Super-spines", footprint.super_spines),
+            ("Tenants sharing leaves", footprint.neighbours)]
+
+
+def _summary(args: argparse.Namespace) -> ExitStatus:
+    emit(queries.summary(_fabric(args)), _summary_blocks, args.output, sys.stdout)
+    return ExitStatus.OK
+
+
+def _summary_blocks(summary: queries.Summary, wide: bool) -> list[Block]:
+    statuses = sorted({s for by_status in summary.links.values() for s in by_status})
+    return [
+        Table(["kind", "count"], summary.nodes.items(), "Nodes"),
+        Table(["role", "count"], summary.switches.items(), "Switches"),
+        Table(["tier", *statuses], [[tier, *(c.get(s, 0) for s in statuses)]
+                                    for tier, c in summary.links.items()], "Cables"),
+        Table(["kind", "count"], summary.problems.items() or [["(none)", 0]], "Problems"),
+    ]
+
+
+def _problems(args: argparse.Namespace) -> ExitStatus:
+    found = [p for p in _fabric(args).problems if args.kind in (None, p.kind)]
+    emit(found, lambda rows, wide: [Table(["kind", "subject", "detail"],
+                                          [[p.kind, p.subject, p.detail] for p in rows])],
+         args.output, sys.stdout)
+    return ExitStatus.OK
+
+
+def _export(args: argparse.Namespace) -> ExitStatus:
+    fabric = _fabric(args)
+    if args.output == "-":
+        sys.stdout.buffer.write(render_graph(fabric, args.format))
+    else:
+        export_graph(fabric, args.format, args.output)
+    return ExitStatus.OK
+
+
+def format_speed(bps: int) -> str:
+    """``400G`` for 400,000,000,000 b/s; ``-`` when unknown.
+
+    >>> format_speed(400_000_000_000), format_speed(2_500_000_000), format_speed(0)
+    ('400G', '2.5G', '-')
+    """
+    if not bps:
+        return "-"
+    for unit, scale in (("T", 10**12), ("G", 10**9), ("M", 10**6)):
+        if bps >= scale:
+            return f"{bps / scale:g}{unit}"
+    return f"{bps}b"

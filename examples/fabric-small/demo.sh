@@ -1,0 +1,22 @@
+#!/bin/sh
+# The example fabric, end to end through the topology CLI: build the snapshot from the
+# facts, ask where things are, list paths, look at a link and a job, export the graph.
+set -eu
+out=${1:-out}
+here=$(dirname "$0")
+mkdir -p "$out"
+snapshot="$out/topology.json"
+run() { printf '\n$ %s\n' "$*"; "$@"; }
+
+run fabcorr topology build --facts "$here/facts.yaml" -o "$snapshot"
+export FABCORR_SNAPSHOT="$snapshot"
+run fabcorr topology summary
+run fabcorr topology where team-a/llm-pretrain-worker-0
+run fabcorr topology where 10.102.0.6
+run fabcorr topology path team-a/llm-pretrain-worker-0 team-a/llm-pretrain-worker-1
+run fabcorr topology link spine01:Ethernet1
+run fabcorr topology job team-b/bert-large
+for format in graphml gexf json dot cytoscape; do
+  run fabcorr topology export --format "$format" -o "$out/fabric.$format"
+done
+printf '\nexports written to %s/\n' "$out"

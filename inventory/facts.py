@@ -1,0 +1,235 @@
+"""Typed, frozen records of what the sources report: switches, hosts, pods, jobs, tenants.
+
+Facts are the only currency between ``inventory`` and ``topology``: every source (a
+Kubernetes list, an SNMP walk, a host's lldpd, a fact file, the simulator) produces them,
+and the fabric graph is built from a :class:`FactSet` alone. A fact holds what one source
+said, untouched by inference: roles, rails and link status are derived later.
+
+MAC addresses are lower-case and colon-separated (see :func:`normalize_mac`); times are
+Unix seconds; speeds are bits per second; IP addresses of pod interfaces keep their
+prefix length (``172.16.11.23/24``).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from enum import StrEnum
+
+_CANONICAL_MAC = re.compile(r"[0-9a-f]{2}(?::[0-9a-f]{2}){5}")
+
+
+class IdSubtype(StrEnum):
+    """How an LLDP chassis or port id is to be read (lldpd's names for the subtypes)."""
+
+    MAC = "mac"
+    IFNAME = "ifname"
+    IFALIAS = "ifalias"
+    LOCAL = "local"
+    IP = "ip"
+    OTHER = "other"
+
+
+class Reporter(StrEnum):
+    """Which side of a cable reported an LLDP neighbour."""
+
+    SWITCH = "switch"
+    HOST = "host"
+
+
+@dataclass(frozen=True, slots=True)
+class SwitchFact:
+    """A switch: its LLDP identity, where to reach it, and an optional role hint."""
+
+    name: str
+    chassis_id: str = ""
+    mgmt_address: str = ""
+    sflow_agent: str = ""
+    vendor: str = ""
+    role_hint: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class InterfaceFact:
+    """One switch interface as the switch reports it."""
+
+    switch: str
+    name: str
+    ifindex: int | None = None
+    speed_bps: int | None = None
+    oper_status: str = ""
+    mac: str = ""
+    alias: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class LldpNeighborFact:
+    """One LLDP neighbour entry: what ``local_device``/``local_port`` hears on its cable.
+
+    ``local_device`` is a switch name when ``reporter`` is ``switch`` and a node name when
+    it is ``host`` (then ``local_port`` is the PF's netdev). The remote ids are kept as
+    sent, with their subtypes; resolving them to graph nodes is the topology's job.
+    """
+
+    reporter: Reporter
+    local_device: str
+    local_port: str
+    chassis_id: str
+    chassis_id_subtype: IdSubtype
+    port_id: str
+    port_id_subtype: IdSubtype
+    system_name: str = ""
+    port_description: str = ""
+    mgmt_address: str = ""
+    source: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class NodeFact:
+    """A Kubernetes node (a GPU server) and the LLDP chassis id its lldpd sends."""
+
+    name: str
+    chassis_id: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class PfFact:
+    """A physical NIC port (SR-IOV physical function) of a node."""
+
+    node: str
+    name: str
+    pci_address: str
+    mac: str = ""
+    speed_bps: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class VfFact:
+    """An SR-IOV virtual function of PF ``pf`` (a netdev name) on ``node``."""
+
+    node: str
+    pci_address: str
+    pf: str
+    vf_index: int
+    mac: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class PodInterfaceFact:
+    """A pod's secondary interface (``net1``...) with its IPs, VF and validity interval.
+
+    ``valid_until`` is ``None`` while the pod still owns the addresses. ``fixed`` marks an
+    address that Spiderpool keeps across pod restarts (StatefulSet, KubeVirt).
+    """
+
+    namespace: str
+    pod: str
+    interface: str
+    node: str = ""
+    ipv4: str = ""
+    ipv6: str = ""
+    mac: str = ""
+    vf_pci: str = ""
+    rdma_device: str = ""
+    network: str = ""
+    pool: str = ""
+    fixed: bool = False
+    valid_from: float = 0.0
+    valid_until: float | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class PodFact:
+    """A pod, the node it runs on, and the job (by kind and name) and tenant it belongs to."""
+
+    namespace: str
+    name: str
+    node: str = ""
+    uid: str = ""
+    job_kind: str = ""
+    job_name: str = ""
+    role: str = ""
+    tenant: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class JobFact:
+    """An AI job: the top controller that owns a set of pods."""
+
+    namespace: str
+    name: str
+    kind: str
+    tenant: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class TenantFact:
+    """A tenant and the rule that named it (namespace label, Kueue queue, namespace)."""
+
+    name: str
+    source: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class FactSet:
+    """All facts of one fabric, grouped by type; the only input of the fabric graph."""
+
+    switches: tuple[SwitchFact, ...] = ()
+    interfaces: tuple[InterfaceFact, ...] = ()
+    neighbors: tuple[LldpNeighborFact, ...] = ()
+    nodes: tuple[NodeFact, ...] = ()
+    pfs: tuple[PfFact, ...] = ()
+    vfs: tuple[VfFact, ...] = ()
+    pods: tuple[PodFact, ...] = ()
+    pod_interfaces: tuple[PodInterfaceFact, ...] = ()
+    jobs: tuple[JobFact, ...] = ()
+    tenants: tuple[TenantFact, ...] = ()
+
+    def merge(self, other: FactSet) -> FactSet:
+        """Return the union of both sets, section by section, keeping order and first copies.
+
+        >>> a = FactSet(nodes=(NodeFact("gpu01"),))
+        >>> b = FactSet(nodes=(NodeFact("gpu01"), NodeFact("gpu02")))
+        >>> [n.name for n in a.merge(b).nodes]
+        ['gpu01', 'gpu02']
+        """
+        merged = {
+            name: tuple(dict.fromkeys(getattr(self, name) + getattr(other, name)))
+            for name in FACT_TYPES
+        }
+        return FactSet(**merged)
+
+    def count(self) -> dict[str, int]:
+        """Number of facts per section."""
+        return {name: len(getattr(self, name)) for name in FACT_TYPES}
+
+
+FACT_TYPES: dict[str, type] = {
+    "switches": SwitchFact,
+    "interfaces": InterfaceFact,
+    "neighbors": LldpNeighborFact,
+    "nodes": NodeFact,
+    "pfs": PfFact,
+    "vfs": VfFact,
+    "pods": PodFact,
+    "pod_interfaces": PodInterfaceFact,
+    "jobs": JobFact,
+    "tenants": TenantFact,
+}
+"""Section name of a :class:`FactSet` -> the fact class it holds (the fact-file schema)."""
+
+
+def normalize_mac(text: str) -> str:
+    """Return a MAC as six lower-case colon-separated octets, or ``""`` when it is not one.
+
+    Accepts colons, dashes, dots (Cisco ``0c42.a1b2.c3d4``) or bare hex.
+
+    >>> normalize_mac("0C-42-A1-B2-C3-D4"), normalize_mac("0c42.a1b2.c3d4"), normalize_mac("x")
+    ('0c:42:a1:b2:c3:d4', '0c:42:a1:b2:c3:d4', '')
+    """
+    if _CANONICAL_MAC.fullmatch(text):
+        return text
+    digits = "".join(ch for ch in text.lower() if ch not in ":-. ")
+    if len(digits) != 12 or any(ch not in "0123456789abcdef" for ch in digits):
+        return ""
+    return ":".join(digits[i : i + 2] for i in range(0, 12, 2))

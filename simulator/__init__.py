@@ -1,0 +1,1 @@
+"""The embedded fabric: synthetic topologies and workloads for the demo, tests and benchmarks."""

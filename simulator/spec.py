@@ -1,0 +1,80 @@
+"""Fabric spec files: a YAML mapping of FabricSpec fields plus a ``jobs`` list.
+
+Example (``examples/fabric-small/fabric.yaml``)::
+
+    nodes: 8
+    rails: 2
+    leaves_per_rail: 2
+    spines: 2
+    vfs_per_pf: 4
+    jobs:
+      - {tenant: team-a, name: llm-pretrain, kind: PyTorchJob, pods: 4}
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from inventory.errors import ConfigError
+from simulator.generator import FabricSpec, JobSpec
+
+
+def load_fabric_spec(path: str | Path) -> FabricSpec:
+    """Read and validate a fabric spec file; ConfigError names the file, key and reason."""
+    origin = str(path)
+    try:
+        document = yaml.safe_load(Path(path).read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise ConfigError(origin, "", f"cannot read: {exc.strerror}") from exc
+    except yaml.YAMLError as exc:
+        raise ConfigError(origin, "", f"not YAML: {exc}") from exc
+    return fabric_spec_from(document, origin)
+
+
+def fabric_spec_from(document: Any, origin: str = "<spec>") -> FabricSpec:
+    """A FabricSpec from parsed YAML.
+
+    >>> fabric_spec_from({"nodes": 2, "jobs": [{"tenant": "a", "name": "j"}]}).jobs
+    (JobSpec(tenant='a', name='j', kind='PyTorchJob', pods=2, nics_per_pod=0),)
+    >>> fabric_spec_from({"node": 2}, "f.yaml")
+    Traceback (most recent call last):
+    ...
+    inventory.errors.ConfigError: f.yaml: node: unknown key (keys: nodes, rails, ...)
+    """
+    if not isinstance(document, dict):
+        raise ConfigError(origin, "", "a fabric spec is a mapping of keys")
+    values = _fields(FabricSpec, {k: v for k, v in document.items() if k != "jobs"}, origin, "")
+    jobs = document.get("jobs", [])
+    if not isinstance(jobs, list):
+        raise ConfigError(origin, "jobs", "expected a list of jobs")
+    values["jobs"] = tuple(
+        JobSpec(**_fields(JobSpec, job, origin, f"jobs[{i}].")) for i, job in enumerate(jobs)
+    )
+    spec = FabricSpec(**values)
+    try:
+        spec.validate()
+    except ValueError as exc:
+        raise ConfigError(origin, "", str(exc)) from exc
+    return spec
+
+
+def _fields(cls: type, entry: Any, origin: str, prefix: str) -> dict[str, Any]:
+    if not isinstance(entry, dict):
+        raise ConfigError(origin, prefix.rstrip("."), "expected a mapping")
+    known = {f.name: f for f in dataclasses.fields(cls) if f.name != "jobs"}
+    for key, value in entry.items():
+        if key not in known:
+            raise ConfigError(origin, f"{prefix}{key}",
+                              f"unknown key (keys: {', '.join(known)})")
+        expected = type(known[key].default) if known[key].default is not dataclasses.MISSING \
+            else str
+        if expected is float and isinstance(value, int):
+            continue
+        if not isinstance(value, expected) or (expected is int and isinstance(value, bool)):
+            raise ConfigError(origin, f"{prefix}{key}",
+                              f"expected {expected.__name__}, got {value!r}")
+    return dict(entry)

@@ -1,0 +1,98 @@
+"""Building the graph: node/edge kinds, inferred roles, rails, tiers, and build problems."""
+
+import dataclasses
+
+from inventory.facts import (
+    FactSet,
+    InterfaceFact,
+    JobFact,
+    PodFact,
+    PodInterfaceFact,
+    SwitchFact,
+    VfFact,
+)
+from simulator.generator import FabricSpec, JobSpec, generate_facts
+from topology.build import build_graph
+from topology.queries import summary
+from topology.schema import KIND, EdgeKind, NodeKind
+
+THREE_TIER = FabricSpec(nodes=4, rails=2, vfs_per_pf=2, leaves_per_rail=2, spines=2,
+                        leaves_per_pod=2, super_spines=2,
+                        jobs=(JobSpec("a", "llm", pods=2), JobSpec("b", "db", "StatefulSet", 2, 1)))
+
+
+def test_three_tier_roles_rails_and_tiers():
+    fabric = build_graph(generate_facts(THREE_TIER))
+    nodes = fabric.graph.nodes
+    roles = {n: (nodes[n]["role"], nodes[n].get("tier"), nodes[n].get("rails"))
+             for n in fabric.nodes_of(NodeKind.SWITCH)}
+    assert roles == {
+        "switch:leaf01": ("leaf", 1, "1"), "switch:leaf02": ("leaf", 1, "1"),
+        "switch:leaf03": ("leaf", 1, "2"), "switch:leaf04": ("leaf", 1, "2"),
+        "switch:spine01": ("spine", 2, None), "switch:spine02": ("spine", 2, None),
+        "switch:spine03": ("spine", 2, None), "switch:spine04": ("spine", 2, None),
+        "switch:superspine01": ("super-spine", 3, None),
+        "switch:superspine02": ("super-spine", 3, None),
+    }
+    assert summary(fabric).links == {"host": {"confirmed": 8}, "leaf-spine": {"confirmed": 8},
+                                     "spine-super-spine": {"confirmed": 4}}
+    assert nodes["pf:gpu03/ens2f0np0"]["nic_index"] == 2
+    assert nodes["port:leaf01/Ethernet1"]["role"] == "host"
+    assert nodes["port:leaf01/Ethernet3"]["role"] == "fabric"
+
+
+def test_every_node_and_edge_has_a_kind_of_the_schema():
+    fabric = build_graph(generate_facts(THREE_TIER))
+    assert {k for _, k in fabric.graph.nodes(data=KIND)} == {k.value for k in NodeKind}
+    assert {k for _, _, k in fabric.graph.edges(data=KIND)} == {k.value for k in EdgeKind}
+
+
+def test_role_hint_wins_and_a_bad_hint_is_reported():
+    facts = generate_facts(FabricSpec(nodes=2, rails=1, spines=2, vfs_per_pf=1))
+    switches = tuple(
+        dataclasses.replace(s, role_hint={"spine01": "super-spine", "spine02": "core"}.get(
+            s.name, "")) for s in facts.switches)
+    fabric = build_graph(dataclasses.replace(facts, switches=switches))
+    assert fabric.attrs("switch:spine01")["role"] == "super-spine"
+    assert fabric.attrs("switch:spine02")["role"] == "spine"
+    assert [(p.kind, p.subject) for p in fabric.problems] == [("bad-role-hint", "spine02")]
+
+
+def test_unjoinable_facts_are_kept_out_and_reported():
+    facts = generate_facts(FabricSpec(nodes=1, rails=1, spines=1, vfs_per_pf=1,
+                                      jobs=(JobSpec("a", "j", pods=1),)))
+    extra = FactSet(
+        switches=(SwitchFact("leaf09"),),
+        interfaces=(InterfaceFact("ghost", "Ethernet1"),),
+        vfs=(VfFact("gpu01", "0000:99:00.2", "ens9f0np0", 0),),
+        jobs=(JobFact("a", "orphan", "Job", tenant="nobody"),),
+        pods=(PodFact("a", "p", node="gpu77", job_name="missing"),),
+        pod_interfaces=(PodInterfaceFact("a", "p", "net1", node="gpu01", vf_pci="0000:00:00.9"),
+                        PodInterfaceFact("a", "gone", "net1")),
+    )
+    fabric = build_graph(facts.merge(extra))
+    assert sorted((p.kind, p.subject) for p in fabric.problems) == [
+        ("podif-unattached", "podif:a/p/net1"),
+        ("unknown-job", "job:a/missing"),
+        ("unknown-node", "gpu77"),
+        ("unknown-pod", "pod:a/gone"),
+        ("unknown-switch", "ghost"),
+        ("unknown-tenant", "nobody"),
+        ("vf-unknown-pf", "vf:gpu01/0000:99:00.2"),
+    ]
+    assert fabric.attrs("switch:leaf09")["role"] == "unknown"
+    assert "podif:a/p/net1" in fabric.graph and "vf:gpu01/0000:99:00.2" not in fabric.graph
+
+
+def test_a_restarted_pod_keeps_its_latest_incarnation_in_the_graph():
+    first = PodInterfaceFact("a", "db-0", "net1", node="gpu01", ipv4="10.1.0.9/24",
+                             vf_pci="0000:1a:00.2", fixed=True, valid_from=10.0, valid_until=20.0)
+    second = dataclasses.replace(first, node="gpu02", valid_from=20.0, valid_until=None)
+    facts = generate_facts(FabricSpec(nodes=2, rails=1, spines=1, vfs_per_pf=1))
+    facts = facts.merge(FactSet(jobs=(JobFact("a", "db", "StatefulSet"),),
+                                pods=(PodFact("a", "db-0", "gpu02", job_kind="StatefulSet",
+                                              job_name="db"),),
+                                pod_interfaces=(second, first)))
+    fabric = build_graph(facts)
+    assert fabric.attrs("podif:a/db-0/net1")["node"] == "gpu02"
+    assert fabric.indexes.ips.owner("10.1.0.9", 15.0).fact.node == "gpu01"

@@ -1,0 +1,70 @@
+"""Hot-path indexes: time-aware IP ownership, sFlow (agent, ifIndex) -> port, MAC -> NIC."""
+
+import dataclasses
+
+import pytest
+
+from inventory.facts import PodInterfaceFact
+from simulator.generator import FabricSpec, JobSpec, generate_facts
+from topology.build import build_graph
+from topology.indexes import IpIndex, ip_key
+
+T1 = 1_767_300_000.0
+A = PodInterfaceFact("team-a", "w-0", "net1", ipv4="10.1.0.5/24", valid_from=100.0,
+                     valid_until=T1)
+B = PodInterfaceFact("team-b", "job-7", "net1", ipv4="10.1.0.5/24", ipv6="fd00::5/64",
+                     valid_from=T1)
+
+
+@pytest.mark.parametrize(("at", "owner"), [
+    (99.0, None),
+    (100.0, "podif:team-a/w-0/net1"),
+    (T1 - 0.001, "podif:team-a/w-0/net1"),
+    (T1, "podif:team-b/job-7/net1"),  # the boundary belongs to the new owner
+    (T1 + 3600, "podif:team-b/job-7/net1"),
+    (None, "podif:team-b/job-7/net1"),  # no time: the current owner
+])
+def test_reused_fixed_ip_answers_the_owner_at_each_time(at, owner):
+    index, problems = IpIndex.from_facts([B, A])
+    assert index.lookup("10.1.0.5", at) == owner
+    assert index.lookup(ip_key("10.1.0.5"), at) == owner  # packed bytes, as sFlow gives
+    assert problems == []
+
+
+def test_ipv6_and_history():
+    index, _ = IpIndex.from_facts([A, B])
+    assert index.lookup("fd00::5") == "podif:team-b/job-7/net1"
+    assert index.lookup("fd00::5", 150.0) is None
+    assert [o.interface for o in index.history("10.1.0.5")] == [
+        "podif:team-a/w-0/net1", "podif:team-b/job-7/net1"]
+    assert len(index) == 2
+
+
+def test_released_ip_has_no_current_owner():
+    index, _ = IpIndex.from_facts([A])
+    assert index.lookup("10.1.0.5") is None
+    assert index.lookup("10.1.0.5", 200.0) == "podif:team-a/w-0/net1"
+
+
+def test_two_live_pods_claiming_one_ip_is_a_problem_and_the_later_wins():
+    still_live = dataclasses.replace(A, valid_until=None)
+    index, problems = IpIndex.from_facts([still_live, B])
+    assert [(p.kind, p.subject) for p in problems] == [("ip-conflict", "10.1.0.5")]
+    assert index.lookup("10.1.0.5") == "podif:team-b/job-7/net1"
+    assert index.lookup("10.1.0.5", 200.0) == "podif:team-a/w-0/net1"
+
+
+def test_port_and_mac_indexes_on_a_generated_fabric():
+    fabric = build_graph(generate_facts(FabricSpec(
+        nodes=2, rails=1, spines=1, vfs_per_pf=2, jobs=(JobSpec("a", "j", pods=1),))))
+    indexes = fabric.indexes
+    # leaf01 is the first switch (agent 127.1.0.1); its host ports are Ethernet1..2, ifIndex
+    # 1001..1002, so ifIndex and port number differ on purpose.
+    assert indexes.port_for_sample("127.1.0.1", 1002) == "port:leaf01/Ethernet2"
+    assert indexes.port_for_sample(ip_key("127.1.0.2"), 1001) == "port:spine01/Ethernet1"
+    assert indexes.port_for_sample("127.1.0.1", 2) is None
+    assert indexes.ports_by_ifindex[("leaf01", 1003)] == "port:leaf01/Ethernet3"
+    assert indexes.port_named("leaf01", "Ethernet3") == "port:leaf01/Ethernet3"
+    assert indexes.by_mac["b8:3f:d2:00:01:00"] == "pf:gpu02/ens1f0np0"
+    assert indexes.by_mac["02:00:00:01:00:01"] == "vf:gpu02/0000:1a:00.3"
+    assert indexes.ips.lookup("10.101.0.2") == "podif:a/j-worker-0/net1"

@@ -1,0 +1,82 @@
+"""Snapshots: lossless round trip of facts, every node and edge attribute, and problems."""
+
+import json
+import re
+
+import pytest
+
+from inventory.errors import SnapshotError
+from simulator.generator import FabricSpec, JobSpec, generate_facts
+from topology.build import build_graph
+from topology.snapshot import load_snapshot, save_snapshot
+
+SPEC = FabricSpec(nodes=4, rails=2, vfs_per_pf=2, leaves_per_rail=2, spines=2,
+                  leaves_per_pod=2, super_spines=2, host_lldp=False,
+                  jobs=(JobSpec("a", "llm", pods=2), JobSpec("b", "db", "StatefulSet", 2, 1)))
+
+
+def typed(attrs):
+    return {key: (type(value), value) for key, value in attrs.items()}
+
+
+@pytest.fixture(scope="module")
+def fabric():
+    return build_graph(generate_facts(SPEC))
+
+
+def test_round_trip_keeps_every_attribute_with_its_type(fabric, tmp_path):
+    path = tmp_path / "topology.json"
+    save_snapshot(fabric, path)
+    loaded = load_snapshot(path)
+    assert loaded.facts == fabric.facts
+    assert loaded.problems == fabric.problems
+    assert set(loaded.graph.nodes) == set(fabric.graph.nodes)
+    for node, attrs in fabric.graph.nodes(data=True):
+        assert typed(loaded.graph.nodes[node]) == typed(attrs), node
+    assert loaded.graph.number_of_edges() == fabric.graph.number_of_edges()
+    for a, b, attrs in fabric.graph.edges(data=True):
+        assert typed(loaded.graph.edges[a, b]) == typed(attrs), (a, b)
+    # The fixture exercises every value type and a non-empty problem list.
+    kinds = {type(v) for _, attrs in fabric.graph.nodes(data=True) for v in attrs.values()}
+    assert kinds == {str, int, float, bool}
+    assert {p.kind for p in fabric.problems} == {"link-one-sided"}
+
+
+def test_saving_twice_gives_identical_bytes(fabric, tmp_path):
+    save_snapshot(fabric, tmp_path / "a.json")
+    save_snapshot(load_snapshot(tmp_path / "a.json"), tmp_path / "b.json")
+    assert (tmp_path / "a.json").read_bytes() == (tmp_path / "b.json").read_bytes()
+
+
+@pytest.mark.parametrize(("content", "message"), [
+    ("{", "not JSON"),
+    ('{"schema": "other"}', "not a fabcorr topology snapshot"),
+    ('{"schema": "fabcorr/topology", "version": 2}', "version 2 is not supported"),
+    ('{"schema": "fabcorr/topology", "version": 1, "facts": {}}', "malformed snapshot"),
+    ('{"schema": "fabcorr/topology", "version": 1, "facts": {"nodes": {"fields": ["name"]}}}',
+     r"nodes: fields must be \['name', 'chassis_id'\]"),
+    ('{"schema": "fabcorr/topology", "version": 1, "facts": {"nodes": {"fields": '
+     '["name", "chassis_id"], "rows": [["gpu01", 7]]}}, "problems": [],'
+     ' "graph": {"nodes": [], "edges": []}}',
+     r"nodes\[0\]\.chassis_id: expected str, got int 7"),
+])
+def test_bad_snapshots_say_what_is_wrong(tmp_path, content, message):
+    path = tmp_path / "bad.json"
+    path.write_text(content)
+    with pytest.raises(SnapshotError, match=message):
+        assert load_snapshot(path).facts is None  # fact rows are parsed on first use
+
+
+def test_missing_snapshot(tmp_path):
+    with pytest.raises(SnapshotError, match="cannot read snapshot"):
+        load_snapshot(tmp_path / "absent.json")
+
+
+def test_one_line_per_node(fabric, tmp_path):
+    save_snapshot(fabric, tmp_path / "s.json")
+    lines = (tmp_path / "s.json").read_text().splitlines()
+    rows = [line for line in lines if re.match(r'\[["\d]', line)]
+    facts = sum(fabric.facts.count().values())
+    assert len(rows) == facts + fabric.graph.number_of_nodes() + fabric.graph.number_of_edges() \
+        + len(fabric.problems)
+    assert json.loads((tmp_path / "s.json").read_text())["version"] == 1

@@ -1,0 +1,163 @@
+"""Graph export: GraphML, GEXF, node-link JSON, DOT and Cytoscape.js JSON."""
+
+from __future__ import annotations
+
+import io
+import json
+from collections.abc import Callable
+from pathlib import Path
+
+import networkx as nx
+
+from topology.graph import FabricGraph
+from topology.schema import (
+    KIND,
+    ROLE,
+    STATUS,
+    EdgeKind,
+    LinkStatus,
+    NodeKind,
+    SwitchRole,
+    id_name,
+    switch_id,
+)
+
+# DOT layers, top to bottom: switch roles first, then the other node kinds. Ports are not a
+# layer: they sort just below their switch and Graphviz ranks them from their cables.
+_LAYERS: tuple[str, ...] = (
+    SwitchRole.SUPER_SPINE, SwitchRole.SPINE, SwitchRole.LEAF, NodeKind.NODE, NodeKind.PF,
+    NodeKind.VF, NodeKind.POD_INTERFACE, NodeKind.POD, NodeKind.JOB, NodeKind.TENANT,
+)
+_NODE_STYLE = {
+    NodeKind.SWITCH: 'shape=box, style="rounded,filled", fillcolor="#9ecae1"',
+    NodeKind.PORT: 'shape=ellipse, style=filled, fillcolor="#deebf7", fontsize=8',
+    NodeKind.NODE: 'shape=box3d, style=filled, fillcolor="#c7e9c0"',
+    NodeKind.PF: 'shape=hexagon, style=filled, fillcolor="#a1d99b"',
+    NodeKind.VF: 'shape=ellipse, style=filled, fillcolor="#e5f5e0", fontsize=8',
+    NodeKind.POD_INTERFACE: 'shape=ellipse, style=filled, fillcolor="#fee6ce", fontsize=8',
+    NodeKind.POD: 'shape=component, style=filled, fillcolor="#fdae6b"',
+    NodeKind.JOB: 'shape=folder, style=filled, fillcolor="#dadaeb"',
+    NodeKind.TENANT: 'shape=house, style=filled, fillcolor="#bcbddc"',
+}
+_CABLE_STYLE = {
+    LinkStatus.CONFIRMED: "style=bold",
+    LinkStatus.ONE_SIDED: 'style="bold,dashed"',
+    LinkStatus.CONFLICT: "style=bold, color=red",
+}
+_OTHER_EDGE_STYLE = "style=dotted, color=gray"
+
+
+def render(fabric: FabricGraph, fmt: str) -> bytes:
+    """Render the fabric graph in one export format.
+
+    Parameters
+    ----------
+    fabric : FabricGraph
+        The built fabric; only ``fabric.graph`` is exported.
+    fmt : str
+        One of :data:`FORMATS`.
+
+    Returns
+    -------
+    bytes
+        The document, UTF-8 encoded.
+
+    Raises
+    ------
+    ValueError
+        If ``fmt`` is not one of :data:`FORMATS`.
+    """
+    try:
+        renderer = _RENDERERS[fmt]
+    except KeyError:
+        raise ValueError(f"unknown format {fmt!r}; allowed: {', '.join(FORMATS)}") from None
+    return renderer(fabric.graph)
+
+
+def export_graph(fabric: FabricGraph, fmt: str, path: str | Path) -> None:
+    """Write the fabric graph to ``path`` in one export format.
+
+    Parameters
+    ----------
+    fabric : FabricGraph
+        The built fabric; only ``fabric.graph`` is exported.
+    fmt : str
+        One of :data:`FORMATS`.
+    path : str or Path
+        The file to write (replaced if it exists).
+
+    Raises
+    ------
+    ValueError
+        If ``fmt`` is not one of :data:`FORMATS`; nothing is written then.
+    """
+    Path(path).write_bytes(render(fabric, fmt))
+
+
+def _graphml(graph: nx.Graph) -> bytes:
+    buffer = io.BytesIO()
+    nx.write_graphml(graph, buffer)  # ints as "long", floats as "double": read back as is
+    return buffer.getvalue()
+
+
+def _gexf(graph: nx.Graph) -> bytes:
+    buffer = io.BytesIO()
+    nx.write_gexf(graph, buffer)
+    return buffer.getvalue()
+
+
+def _node_link(graph: nx.Graph) -> bytes:
+    return json.dumps(nx.node_link_data(graph, edges="edges"), separators=(",", ":")).encode()
+
+
+def _cytoscape(graph: nx.Graph) -> bytes:
+    data = nx.cytoscape_data(graph)
+    for element in data["elements"]["nodes"]:
+        attrs = graph.nodes[element["data"]["value"]]
+        classes = [attrs[KIND]] + ([attrs[ROLE]] if attrs[KIND] == NodeKind.SWITCH else [])
+        element["classes"] = " ".join(classes)
+    return json.dumps(data, separators=(",", ":")).encode()
+
+
+def _dot(graph: nx.Graph) -> bytes:
+    layer = {n: _layer(graph, n) for n in graph}
+    lines = ["graph fabric {", "  rankdir=TB;"]
+    lines += [f"  {_quote(n)} [label={_quote(id_name(n))}, {_NODE_STYLE.get(kind, '')}];"
+              for n, kind in graph.nodes(data=KIND)]
+    for index in range(len(_LAYERS)):
+        members = " ".join(_quote(n) + ";" for n in graph if layer[n] == index)
+        if members:
+            lines.append(f"  {{ rank=same; {members} }}")
+    for a, b, edge in graph.edges(data=True):
+        a, b = sorted((a, b), key=layer.__getitem__)  # Graphviz ranks an edge's tail higher
+        style = (_CABLE_STYLE.get(edge.get(STATUS), "style=bold")
+                 if edge[KIND] == EdgeKind.CABLED else _OTHER_EDGE_STYLE)
+        lines.append(f"  {_quote(a)} -- {_quote(b)} [{style}];")
+    lines.append("}")
+    return ("\n".join(lines) + "\n").encode()
+
+
+def _layer(graph: nx.Graph, node: str) -> float:
+    """The node's index in ``_LAYERS``; a port gets its switch's index plus one half."""
+    attrs = graph.nodes[node]
+    if attrs[KIND] == NodeKind.PORT:
+        switch = switch_id(attrs.get("switch", ""))
+        return _layer(graph, switch) + 0.5 if switch in graph else len(_LAYERS)
+    if attrs[KIND] == NodeKind.SWITCH:
+        role = attrs.get(ROLE)
+        return _LAYERS.index(role) if role in _LAYERS else _LAYERS.index(SwitchRole.LEAF)
+    return _LAYERS.index(attrs[KIND]) if attrs[KIND] in _LAYERS else len(_LAYERS)
+
+
+def _quote(text: str) -> str:
+    return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+_RENDERERS: dict[str, Callable[[nx.Graph], bytes]] = {
+    "graphml": _graphml,
+    "gexf": _gexf,
+    "json": _node_link,
+    "dot": _dot,
+    "cytoscape": _cytoscape,
+}
+FORMATS: tuple[str, ...] = tuple(_RENDERERS)

@@ -1,0 +1,158 @@
+"""Where workloads sit on the fabric: each pod interface's leaf port, what lies below a
+switch, and the switches a set of leaves can use (the ECMP footprint).
+
+Every function takes a FabricGraph first and memoizes its derived tables on it.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass
+from itertools import combinations
+
+import networkx as nx
+
+from topology.graph import FabricGraph
+from topology.schema import (
+    NIC_INDEX,
+    ROLE,
+    TIER,
+    EdgeKind,
+    NodeKind,
+    SwitchRole,
+    job_id,
+    pod_id,
+    switch_id,
+    tenant_id,
+    vf_id,
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Plug:
+    """The NIC path of a pod interface: VF, PF, the leaf port its PF is cabled to."""
+
+    vf: str
+    pf: str
+    rail: int
+    leaf_port: str
+    leaf: str
+
+
+@dataclass(frozen=True, slots=True)
+class Owner:
+    """Who a pod interface belongs to (node IDs; job is empty for a job-less pod)."""
+
+    pod: str
+    job: str
+    tenant: str
+
+
+def plug_of_vf(fabric: FabricGraph, node: str, pci: str) -> Plug | None:
+    """The plug of VF ``pci`` on ``node``; the leaf is empty when its PF is not cabled."""
+    vf = vf_id(node, pci)
+    if vf not in fabric.graph:
+        return None
+    pf = fabric.first_neighbor(vf, EdgeKind.VF_OF, NodeKind.PF)
+    if pf is None:
+        return None
+    port = fabric.peer(pf) or ""
+    leaf = switch_id(fabric.attrs(port)["switch"]) if port else ""
+    return Plug(vf, pf, fabric.attrs(pf).get(NIC_INDEX, 0), port, leaf)
+
+
+def plugs(fabric: FabricGraph) -> dict[str, Plug]:
+    """Pod interface ID -> its plug, for every attached pod interface in the graph."""
+    return fabric.cached(_plugs)
+
+
+def owners(fabric: FabricGraph) -> dict[str, Owner]:
+    """Pod interface ID -> the pod, job and tenant it belongs to."""
+    return fabric.cached(_owners)
+
+
+def interfaces_below(fabric: FabricGraph, switch: str) -> tuple[str, ...]:
+    """Pod interfaces plugged into the leaves at or below ``switch`` (by tier)."""
+    return fabric.cached(_below).get(switch, ())
+
+
+def leaves_of(fabric: FabricGraph, interfaces: list[str]) -> list[str]:
+    """The leaves the given pod interfaces plug into, sorted."""
+    table = plugs(fabric)
+    return sorted({table[i].leaf for i in interfaces if i in table and table[i].leaf})
+
+
+def switches_used(fabric: FabricGraph, leaves: list[str]) -> set[str]:
+    """Every switch on some shortest path between two of ``leaves``, the leaves included.
+
+    Leaves with the same neighbours (one Clos pod) share paths, so one representative per
+    such group is searched, which keeps a job spanning hundreds of leaves cheap.
+    """
+    fabric_graph = fabric.switch_graph
+    groups: dict[frozenset[str], list[str]] = defaultdict(list)
+    for leaf in leaves:
+        if leaf in fabric_graph:
+            groups[frozenset(fabric_graph.adj[leaf])].append(leaf)
+    used = set(leaves)
+    pairs = [(g[0], g[1]) for g in groups.values() if len(g) > 1]
+    pairs += [(a[0], b[0]) for a, b in combinations(groups.values(), 2)]
+    for a, b in pairs:
+        da, db = distances_from(fabric, a), distances_from(fabric, b)
+        if b in da:
+            used.update(v for v, d in da.items() if d + db.get(v, len(da) + 1) == da[b])
+    return used
+
+
+def distances_from(fabric: FabricGraph, switch: str) -> dict[str, int]:
+    """Hop counts from ``switch`` to every switch it reaches (memoized per fabric)."""
+    table = fabric.cached(_distance_tables)
+    if switch not in table:
+        table[switch] = nx.single_source_shortest_path_length(fabric.switch_graph, switch)
+    return table[switch]
+
+
+def _distance_tables(fabric: FabricGraph) -> dict[str, dict[str, int]]:
+    return {}
+
+
+def _plugs(fabric: FabricGraph) -> dict[str, Plug]:
+    table = {}
+    for podif in fabric.nodes_of(NodeKind.POD_INTERFACE):
+        attrs = fabric.attrs(podif)
+        plug = plug_of_vf(fabric, attrs.get("node", ""), attrs.get("vf_pci", ""))
+        if plug is not None:
+            table[podif] = plug
+    return table
+
+
+def _owners(fabric: FabricGraph) -> dict[str, Owner]:
+    graph = fabric.graph
+    table = {}
+    for podif in fabric.nodes_of(NodeKind.POD_INTERFACE):
+        attrs = graph.nodes[podif]
+        pod = pod_id(attrs["namespace"], attrs["pod"])
+        pod_attrs = graph.nodes[pod]
+        job = job_id(pod_attrs["namespace"], pod_attrs["job_name"]) if "job_name" in pod_attrs \
+            else ""
+        tenant = pod_attrs.get("tenant", "")
+        if job in graph and not tenant:
+            tenant = graph.nodes[job].get("tenant", "")
+        table[podif] = Owner(pod, job if job in graph else "", tenant_id(tenant) if tenant else "")
+    return table
+
+
+def _below(fabric: FabricGraph) -> dict[str, tuple[str, ...]]:
+    """Switch ID -> pod interfaces under it: a leaf's own, then downward by tier."""
+    by_leaf: dict[str, list[str]] = defaultdict(list)
+    for podif, plug in plugs(fabric).items():
+        if plug.leaf:
+            by_leaf[plug.leaf].append(podif)
+    graph, fabric_graph = fabric.graph, fabric.switch_graph
+    tiers = {s: graph.nodes[s].get(TIER, 0) for s in fabric_graph}
+    below: dict[str, tuple[str, ...]] = {s: tuple(by_leaf.get(s, ())) for s in fabric_graph}
+    for switch in sorted(fabric_graph, key=tiers.__getitem__):
+        if graph.nodes[switch].get(ROLE) == SwitchRole.LEAF:
+            continue
+        lower = [n for n in fabric_graph.adj[switch] if 0 < tiers[n] < tiers[switch]]
+        below[switch] = tuple(dict.fromkeys(i for n in lower for i in below[n]))
+    return below

@@ -1,0 +1,106 @@
+"""FabricGraph: the built fabric graph with its facts, problems and hot-path indexes."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from functools import cached_property
+from typing import Any, TypeVar
+
+import networkx as nx
+
+from inventory.facts import FactSet
+from inventory.problems import Problem
+from topology.indexes import Indexes, build_indexes
+from topology.schema import (
+    KIND,
+    STATUS,
+    USABLE_LINK,
+    EdgeKind,
+    NodeKind,
+    is_up,
+    switch_id,
+)
+
+T = TypeVar("T")
+
+
+class FabricGraph:
+    """A built fabric: the graph, the facts it came from, the problems found, and indexes.
+
+    Built once (by :func:`topology.build.build_graph` or from a snapshot) and never mutated
+    afterwards; a refresh builds a new one and swaps it in, so a reader always sees one
+    consistent fabric.
+    """
+
+    def __init__(self, graph: nx.Graph, facts: FactSet | Callable[[], FactSet],
+                 problems: tuple[Problem, ...]) -> None:
+        self.graph = graph
+        self._facts = facts
+        self.problems = problems
+        self._memo: dict[Callable[[FabricGraph], Any], Any] = {}
+
+    def cached(self, derive: Callable[[FabricGraph], T]) -> T:
+        """``derive(self)``, computed once per fabric (derived lookups for queries)."""
+        if derive not in self._memo:
+            self._memo[derive] = derive(self)
+        return self._memo[derive]
+
+    @property
+    def facts(self) -> FactSet:
+        """The facts the graph was built from (parsed on first use when given lazily)."""
+        if callable(self._facts):
+            self._facts = self._facts()
+        return self._facts
+
+    def kind(self, node: str) -> str:
+        return self.graph.nodes[node][KIND]
+
+    def attrs(self, node: str) -> dict[str, Any]:
+        return self.graph.nodes[node]
+
+    def nodes_of(self, kind: NodeKind) -> list[str]:
+        """Node IDs of one kind, in insertion order."""
+        return [n for n, k in self.graph.nodes(data=KIND) if k == kind]
+
+    def neighbors_by(self, node: str, edge_kind: EdgeKind, node_kind: NodeKind) -> list[str]:
+        """Neighbours of ``node`` over edges of ``edge_kind`` that are of ``node_kind``."""
+        nodes = self.graph.nodes
+        return [
+            other
+            for other, edge in self.graph.adj[node].items()
+            if edge[KIND] == edge_kind and nodes[other][KIND] == node_kind
+        ]
+
+    def first_neighbor(self, node: str, edge_kind: EdgeKind, node_kind: NodeKind) -> str | None:
+        found = self.neighbors_by(node, edge_kind, node_kind)
+        return found[0] if found else None
+
+    def peer(self, endpoint: str) -> str | None:
+        """The far end of the usable cable at a port or PF, if there is one."""
+        for other, edge in self.graph.adj[endpoint].items():
+            if edge[KIND] == EdgeKind.CABLED and edge[STATUS] in USABLE_LINK:
+                return other
+        return None
+
+    @cached_property
+    def indexes(self) -> Indexes:
+        return build_indexes(self.graph, self.facts)
+
+    @cached_property
+    def switch_graph(self) -> nx.MultiGraph:
+        """Switches joined by one edge per usable cable whose ports are up.
+
+        Each edge's ``ends`` maps both switch IDs to their port IDs on that cable.
+        """
+        fabric = nx.MultiGraph()
+        nodes = self.graph.nodes
+        fabric.add_nodes_from(self.nodes_of(NodeKind.SWITCH))
+        for a, b, edge in self.graph.edges(data=True):
+            if edge[KIND] != EdgeKind.CABLED or edge[STATUS] not in USABLE_LINK:
+                continue
+            if nodes[a][KIND] != NodeKind.PORT or nodes[b][KIND] != NodeKind.PORT:
+                continue
+            if is_up(nodes[a]) and is_up(nodes[b]):
+                sa, sb = switch_id(nodes[a]["switch"]), switch_id(nodes[b]["switch"])
+                fabric.add_edge(sa, sb, ends={sa: a, sb: b})
+        return fabric

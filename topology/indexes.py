@@ -1,0 +1,156 @@
+"""Hot-path lookups: IP -> pod interface at a time, sFlow (agent, ifIndex) -> port, MAC -> NIC.
+
+Addresses are keyed by their packed bytes (4 or 16), the form the sFlow decoder slices
+from a datagram, so a lookup needs no string conversion.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+from collections import defaultdict
+from collections.abc import Iterable
+from dataclasses import dataclass
+from itertools import pairwise
+
+import networkx as nx
+
+from inventory.facts import FactSet, PodInterfaceFact
+from inventory.problems import Problem
+from topology.schema import KIND, NodeKind, podif_id, switch_id
+
+
+def ip_key(address: str | bytes) -> bytes:
+    """Packed bytes of an address, with or without a prefix length.
+
+    >>> ip_key("172.16.11.23/24"), ip_key(b"\\xac\\x10\\x0b\\x17")
+    (b'\\xac\\x10\\x0b\\x17', b'\\xac\\x10\\x0b\\x17')
+    """
+    if isinstance(address, bytes):
+        return address
+    return ipaddress.ip_interface(address.strip()).ip.packed
+
+
+@dataclass(frozen=True, slots=True)
+class IpOwner:
+    """A pod interface (its node ID and its fact) that owned an address for a while."""
+
+    interface: str
+    fact: PodInterfaceFact
+
+    @property
+    def valid_from(self) -> float:
+        return self.fact.valid_from
+
+    @property
+    def valid_until(self) -> float | None:
+        return self.fact.valid_until
+
+    def covers(self, at: float) -> bool:
+        """Whether the interface owned the address at time ``at``."""
+        until = self.fact.valid_until
+        return self.fact.valid_from <= at and (until is None or at < until)
+
+
+class IpIndex:
+    """Address -> the pod interfaces that owned it, oldest first; lookups take a time."""
+
+    def __init__(self, owners: dict[bytes, tuple[IpOwner, ...]]) -> None:
+        self._owners = owners
+
+    @classmethod
+    def from_facts(cls, interfaces: Iterable[PodInterfaceFact]) -> tuple[IpIndex, list[Problem]]:
+        """Index every address of every interface; overlapping owners are reported."""
+        owners: dict[bytes, list[IpOwner]] = defaultdict(list)
+        texts: dict[bytes, str] = {}
+        for fact in interfaces:
+            owner = IpOwner(podif_id(fact.namespace, fact.pod, fact.interface), fact)
+            for address in (fact.ipv4, fact.ipv6):
+                if address:
+                    key = ip_key(address)
+                    owners[key].append(owner)
+                    texts[key] = address.split("/")[0]
+        problems = []
+        for key, found in owners.items():
+            found.sort(key=lambda o: (o.valid_from, o.interface))
+            problems.extend(
+                Problem("ip-conflict", texts[key], f"{a.interface} and {b.interface} overlap")
+                for a, b in pairwise(found)
+                if a.interface != b.interface
+                and (a.valid_until is None or a.valid_until > b.valid_from)
+            )
+        return cls({key: tuple(found) for key, found in owners.items()}), problems
+
+    def owner(self, address: str | bytes, at: float | None = None) -> IpOwner | None:
+        """Who owned ``address`` at time ``at`` (``None``: who owns it now).
+
+        When owners overlap (a reported conflict) the one that claimed it last wins.
+        """
+        for owner in reversed(self._owners.get(ip_key(address), ())):
+            if owner.valid_until is None if at is None else owner.covers(at):
+                return owner
+        return None
+
+    def lookup(self, address: str | bytes, at: float | None = None) -> str | None:
+        """The ID of the pod interface owning ``address`` at time ``at``."""
+        found = self.owner(address, at)
+        return found.interface if found is not None else None
+
+    def history(self, address: str | bytes) -> tuple[IpOwner, ...]:
+        """Every owner of ``address``, oldest first."""
+        return self._owners.get(ip_key(address), ())
+
+    def __len__(self) -> int:
+        return len(self._owners)
+
+
+@dataclass(frozen=True, slots=True)
+class Indexes:
+    """All hot-path lookups of one fabric graph."""
+
+    ips: IpIndex
+    ports_by_agent: dict[tuple[bytes, int], str]
+    ports_by_ifindex: dict[tuple[str, int], str]
+    ports_by_name: dict[tuple[str, str], str]
+    by_mac: dict[str, str]
+    problems: tuple[Problem, ...]
+
+    def port_for_sample(self, agent: str | bytes, ifindex: int) -> str | None:
+        """The port an sFlow agent means by ``ifindex``."""
+        return self.ports_by_agent.get((ip_key(agent), ifindex))
+
+    def port_named(self, switch: str, name: str) -> str | None:
+        """A switch port by its name or alias."""
+        return self.ports_by_name.get((switch, name))
+
+
+def build_indexes(graph: nx.Graph, facts: FactSet) -> Indexes:
+    """Build every index from a fabric graph and the facts it was built from."""
+    ips, problems = IpIndex.from_facts(facts.pod_interfaces)
+    nodes = graph.nodes
+    agents = {
+        switch_id(s.name): ip_key(s.sflow_agent or s.mgmt_address)
+        for s in facts.switches
+        if s.sflow_agent or s.mgmt_address
+    }
+    by_agent: dict[tuple[bytes, int], str] = {}
+    by_ifindex: dict[tuple[str, int], str] = {}
+    by_name: dict[tuple[str, str], str] = {}
+    by_mac: dict[str, str] = {}
+    for node, attrs in nodes(data=True):
+        kind = attrs[KIND]
+        if kind == NodeKind.PORT:
+            switch = attrs["switch"]
+            by_name[(switch, attrs["name"])] = node
+            if attrs.get("alias"):
+                by_name.setdefault((switch, attrs["alias"]), node)
+            if "ifindex" in attrs:
+                by_ifindex[(switch, attrs["ifindex"])] = node
+                agent = agents.get(switch_id(switch))
+                if agent is not None:
+                    by_agent[(agent, attrs["ifindex"])] = node
+        elif kind in (NodeKind.PF, NodeKind.VF) and attrs.get("mac"):
+            mac = attrs["mac"]
+            if mac in by_mac:
+                problems.append(Problem("mac-conflict", mac, f"{by_mac[mac]} and {node}"))
+            by_mac.setdefault(mac, node)
+    return Indexes(ips, by_agent, by_ifindex, by_name, by_mac, tuple(problems))

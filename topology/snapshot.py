@@ -1,0 +1,151 @@
+"""Topology snapshots: a FabricGraph with its facts and problems in one versioned JSON file.
+
+Layout (schema ``fabcorr/topology``, version 1), tables of rows to keep it small and fast::
+
+    {"schema": "fabcorr/topology", "version": 1,
+     "facts": {<section>: {"fields": [...], "rows": [[...], ...]}, ...},
+     "graph": {"nodes": [{"kind": k, "fields": [...], "rows": [[id, ...], ...]}, ...],
+               "edges": [{"kind": k, "fields": [...], "rows": [[a, b, ...], ...]}, ...]},
+     "problems": [[kind, subject, detail], ...]}
+
+Edge rows name their nodes by position in the node tables. A ``null`` in a row is an
+absent attribute. Loading restores the graph as saved (no rebuild), so a snapshot is
+exactly what was built; the fact tables are checked for shape at load and their rows
+parsed on first use of ``facts`` (the graph answers most queries without them).
+"""
+
+from __future__ import annotations
+
+import json
+from collections import defaultdict
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+from typing import Any
+
+import networkx as nx
+
+from inventory.errors import FactError, SnapshotError
+from inventory.factfile import check_tables, facts_from_tables, facts_to_tables
+from inventory.facts import FactSet
+from inventory.problems import Problem
+from topology.bulk import gc_paused
+from topology.graph import FabricGraph
+from topology.schema import KIND
+
+SCHEMA = "fabcorr/topology"
+VERSION = 1
+
+
+def snapshot_document(fabric: FabricGraph) -> dict[str, Any]:
+    """The snapshot of ``fabric`` as JSON-ready data."""
+    graph = fabric.graph
+    nodes = _tables(((node,), attrs) for node, attrs in graph.nodes(data=True))
+    position = {row[0]: i for i, row in enumerate(r for t in nodes for r in t["rows"])}
+    edges = _tables(((position[a], position[b]), attrs) for a, b, attrs in graph.edges(data=True))
+    return {
+        "schema": SCHEMA,
+        "version": VERSION,
+        "facts": facts_to_tables(fabric.facts),
+        "graph": {"nodes": nodes, "edges": edges},
+        "problems": [[p.kind, p.subject, p.detail] for p in fabric.problems],
+    }
+
+
+def _tables(items: Iterable[tuple[tuple[Any, ...], dict[str, Any]]]) -> list[dict[str, Any]]:
+    """Nodes ``((id,), attrs)`` or edges ``((a, b), attrs)`` as one table per kind."""
+    by_kind: dict[str, list[tuple[Any, dict[str, Any]]]] = defaultdict(list)
+    for key, attrs in items:
+        by_kind[attrs[KIND]].append((key, attrs))
+    tables = []
+    for kind, members in by_kind.items():
+        seen: dict[str, None] = {}
+        for _, attrs in members:
+            seen.update(dict.fromkeys(attrs))
+        fields = [k for k in seen if k != KIND]
+        tables.append({"kind": kind, "fields": fields, "rows": [
+            [*key, *map(attrs.get, fields)]
+            for key, attrs in members]})
+    return tables
+
+
+def fabric_from_document(document: Any, origin: str = "<snapshot>") -> FabricGraph:
+    """The FabricGraph a snapshot document holds; SnapshotError names what is wrong."""
+    if not isinstance(document, dict) or document.get("schema") != SCHEMA:
+        raise SnapshotError(f"{origin}: not a fabcorr topology snapshot "
+                            f"(expected schema {SCHEMA!r})")
+    if document.get("version") != VERSION:
+        raise SnapshotError(f"{origin}: snapshot version {document.get('version')!r} is not "
+                            f"supported (this fabcorr reads version {VERSION})")
+    try:
+        tables = document["facts"]
+        check_tables(tables, origin)
+        graph = nx.Graph()
+        ids: list[str] = []
+        for table in document["graph"]["nodes"]:
+            ids.extend(row[0] for row in table["rows"])
+            graph.add_nodes_from(_rows(table, 1), kind=table["kind"])
+        for table in document["graph"]["edges"]:
+            graph.add_edges_from(((ids[a], ids[b], *rest) for a, b, *rest in _rows(table, 2)),
+                                 kind=table["kind"])
+        problems = tuple(Problem(*p) for p in document["problems"])
+    except FactError as exc:
+        raise SnapshotError(str(exc)) from exc
+    except (KeyError, TypeError, ValueError) as exc:
+        raise SnapshotError(f"{origin}: malformed snapshot: {exc!r}") from exc
+    return FabricGraph(graph, lambda: _facts(tables, origin), problems)
+
+
+def _facts(tables: dict[str, Any], origin: str) -> FactSet:
+    try:
+        with gc_paused():
+            return facts_from_tables(tables, origin)
+    except FactError as exc:
+        raise SnapshotError(str(exc)) from exc
+
+
+def _rows(table: dict[str, Any], width: int) -> Iterator[tuple[Any, ...]]:
+    """Rows of a node (``width`` 1) or edge (2) table as tuples of the key and the
+    attributes, nulls left out."""
+    fields = table["fields"]
+    if not fields:
+        return (tuple(row) for row in table["rows"])
+    return (
+        (*row[:width], {k: v for k, v in zip(fields, row[width:], strict=True) if v is not None})
+        for row in table["rows"]
+    )
+
+
+def save_snapshot(fabric: FabricGraph, path: str | Path) -> None:
+    """Write the snapshot of ``fabric`` to ``path``: compact JSON with one line per fact,
+    node, edge and problem, so that two snapshots diff line by line."""
+    with Path(path).open("w", encoding="utf-8") as stream:
+        stream.write(_lines(snapshot_document(fabric)))
+        stream.write("\n")
+
+
+def _lines(value: Any) -> str:
+    """JSON text of ``value`` with every list element on its own line."""
+    if isinstance(value, dict):
+        return "{" + ",\n".join(f"{json.dumps(k)}:{_lines(v)}" for k, v in value.items()) + "}"
+    if isinstance(value, list):
+        if not value:
+            return "[]"
+        return "[\n" + ",\n".join(
+            _lines(item) if isinstance(item, dict) else _compact(item) for item in value) + "]"
+    return _compact(value)
+
+
+def _compact(value: Any) -> str:
+    return json.dumps(value, separators=(",", ":"))
+
+
+def load_snapshot(path: str | Path) -> FabricGraph:
+    """Read a snapshot written by :func:`save_snapshot`."""
+    try:
+        with gc_paused():
+            document = json.loads(Path(path).read_bytes())
+            return fabric_from_document(document, str(path))
+    except OSError as exc:
+        raise SnapshotError(f"{path}: cannot read snapshot: {exc.strerror}") from exc
+    except ValueError as exc:
+        raise SnapshotError(f"{path}: not JSON: {exc}") from exc
