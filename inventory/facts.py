@@ -133,6 +133,7 @@ class PodInterfaceFact:
     rdma_device: str = ""
     network: str = ""
     pool: str = ""
+    vlan: int | None = None
     fixed: bool = False
     valid_from: float = 0.0
     valid_until: float | None = None
@@ -149,6 +150,7 @@ class PodFact:
     job_kind: str = ""
     job_name: str = ""
     role: str = ""
+    index: str = ""
     tenant: str = ""
 
 

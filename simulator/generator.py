@@ -269,8 +269,9 @@ class _Builder:
         host = self.nodes[n].name
         stateful = job.kind in _STATEFUL_KINDS
         name = f"{job.name}-{k}" if stateful else f"{job.name}-worker-{k}"
-        self.pods.append(PodFact(job.tenant, name, host, f"uid-{job.name}-{k}", job.kind,
-                                 job.name, "worker", job.tenant))
+        self.pods.append(PodFact(job.tenant, name, host, uid=f"uid-{job.name}-{k}",
+                                 job_kind=job.kind, job_name=job.name, role="worker",
+                                 index=str(k), tenant=job.tenant))
         for i, r in enumerate(rails, start=1):
             v = used_vfs.get((n, r), 0)
             if v >= self.spec.vfs_per_pf:
@@ -280,10 +281,11 @@ class _Builder:
             address = self._pools[r][self._next_ip[r]]
             self._next_ip[r] += 1
             self.pod_interfaces.append(PodInterfaceFact(
-                job.tenant, name, f"net{i}", host, f"{address}/16", "", vf.mac, vf.pci_address,
-                f"mlx5_{self.spec.rails + r * self.spec.vfs_per_pf + v}",
-                f"spiderpool/rail{r + 1}-sriov", f"rail{r + 1}-v4", stateful,
-                self.spec.start_time, None,
+                job.tenant, name, f"net{i}", host, ipv4=f"{address}/16", mac=vf.mac,
+                vf_pci=vf.pci_address,
+                rdma_device=f"mlx5_{self.spec.rails + r * self.spec.vfs_per_pf + v}",
+                network=f"spiderpool/rail{r + 1}-sriov", pool=f"rail{r + 1}-v4", vlan=0,
+                fixed=stateful, valid_from=self.spec.start_time,
             ))
 
 

@@ -6,11 +6,11 @@ import argparse
 import sys
 from collections.abc import Sequence
 
-from correlator.cli import simulate, topology
+from correlator.cli import inventory, simulate, topology
 from correlator.cli.status import ExitStatus
 from inventory.errors import FabcorrError, NotFound
 
-COMMANDS = (topology, simulate)
+COMMANDS = (topology, inventory, simulate)
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -11,6 +11,9 @@ from typing import Any
 from correlator.cli.printers import FORMATS, Block, Fields, Table, emit
 from correlator.cli.status import ExitStatus
 from inventory.factfile import read_facts
+from inventory.facts import FactSet
+from inventory.kubernetes.inventory import build_inventory
+from inventory.kubernetes.snapshot import read_cluster_objects
 from topology import queries
 from topology.build import build_graph
 from topology.export import FORMATS as EXPORT_FORMATS
@@ -36,8 +39,11 @@ def register(commands: argparse._SubParsersAction) -> None:
     build = sub.add_parser("build", help="build a snapshot from fact files",
                            description="Build the fabric graph from fact files (JSON or YAML, "
                            "or directories of them) and save it as a snapshot.")
-    build.add_argument("--facts", nargs="+", required=True, metavar="PATH",
+    build.add_argument("--facts", nargs="+", default=[], metavar="PATH",
                        help="fact files or directories of fact files")
+    build.add_argument("--kubernetes", nargs="+", default=[], metavar="PATH",
+                       help="kubectl JSON/YAML dumps: their pods, VFs, jobs and tenants join "
+                       "the facts (see `fabcorr inventory`)")
     build.add_argument("-o", "--output", default=DEFAULT_SNAPSHOT, metavar="FILE",
                        help=f"snapshot to write (default {DEFAULT_SNAPSHOT})")
     build.set_defaults(run=_build)
@@ -127,7 +133,13 @@ def _fabric(args: argparse.Namespace) -> FabricGraph:
 
 
 def _build(args: argparse.Namespace) -> ExitStatus:
-    fabric = build_graph(read_facts(args.facts))
+    if not args.facts and not args.kubernetes:
+        print("fabcorr: topology build needs --facts and/or --kubernetes", file=sys.stderr)
+        return ExitStatus.USAGE
+    facts = read_facts(args.facts) if args.facts else FactSet()
+    if args.kubernetes:
+        facts = facts.merge(build_inventory(read_cluster_objects(args.kubernetes)).facts)
+    fabric = build_graph(facts)
     save_snapshot(fabric, args.output)
     graph = fabric.graph
     print(f"wrote {args.output}: {graph.number_of_nodes()} nodes, {graph.number_of_edges()} "

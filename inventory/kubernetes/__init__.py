@@ -1,0 +1,1 @@
+"""Kubernetes as a source of facts: pods, fixed IPs, VFs, AI jobs and tenants."""
