@@ -135,6 +135,7 @@ def _role(labels: Mapping[str, str]) -> tuple[str, str]:
         ("ray.io/node-type", ""),
         ("", "leaderworkerset.sigs.k8s.io/worker-index"),
         ("", "batch.kubernetes.io/job-completion-index"),
+        ("", "apps.kubernetes.io/pod-index"),
     ):
         role = labels.get(role_label, "") if role_label else ""
         index = labels.get(index_label, "") if index_label else ""
