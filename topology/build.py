@@ -8,9 +8,9 @@ from typing import Any
 
 import networkx as nx
 
+from inventory.bulk import gc_paused
 from inventory.facts import FactSet, PodInterfaceFact, Reporter, normalize_mac
 from inventory.problems import Problem
-from topology.bulk import gc_paused
 from topology.graph import FabricGraph
 from topology.links import EndpointResolver, reconcile_links
 from topology.roles import assign_roles

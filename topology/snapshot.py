@@ -24,11 +24,11 @@ from typing import Any
 
 import networkx as nx
 
+from inventory.bulk import gc_paused
 from inventory.errors import FactError, SnapshotError
 from inventory.factfile import check_tables, facts_from_tables, facts_to_tables
 from inventory.facts import FactSet
 from inventory.problems import Problem
-from topology.bulk import gc_paused
 from topology.graph import FabricGraph
 from topology.schema import KIND
 

@@ -14,6 +14,7 @@ from collections import Counter, defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from inventory.bulk import gc_paused
 from inventory.facts import FactSet, JobFact, PodFact, PodInterfaceFact, TenantFact, VfFact
 from inventory.kubernetes.jobs import JobIdentity, kind_name, resolve_job
 from inventory.kubernetes.mapping import (
@@ -51,7 +52,8 @@ class Inventory:
 def build_inventory(objects: ClusterObjects, rules: Sequence[str] = DEFAULT_RULES
                     ) -> Inventory:
     """Join every object of ``objects`` into facts; see the module docstring."""
-    return _Join(objects, rules).run()
+    with gc_paused():
+        return _Join(objects, rules).run()
 
 
 class _Join:

@@ -14,6 +14,7 @@ from typing import Any
 
 import yaml
 
+from inventory.bulk import gc_paused
 from inventory.errors import SourceError
 from inventory.kubernetes.objects import ClusterObjects, sort_objects
 
@@ -23,8 +24,9 @@ _SUFFIXES = (".json", ".yaml", ".yml")
 def read_cluster_objects(paths: Iterable[str | Path]) -> ClusterObjects:
     """Every object in the given dump files and directories."""
     items: list[dict[str, Any]] = []
-    for path in _files(paths):
-        items.extend(_items(_load(path), path))
+    with gc_paused():
+        for path in _files(paths):
+            items.extend(_items(_load(path), path))
     resources, others = sort_objects(items)
     return ClusterObjects({name: tuple(objs) for name, objs in resources.items()}, tuple(others))
 

@@ -1,0 +1,26 @@
+"""Bulk construction: pause Python's cyclic garbage collector while building big structures.
+
+Reading dumps, joining an inventory, building a fabric graph or loading a snapshot
+allocates hundreds of thousands of dicts and lists that are never garbage; each
+allocation burst triggers collections that scan them all again (measured: JSON parse
+of an 8,192-GPU snapshot 0.5-0.8 s with the collector, 0.17 s without; the x-large
+Kubernetes inventory join 7.8 s with it, 3.7 s without).
+"""
+
+from __future__ import annotations
+
+import gc
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+
+@contextmanager
+def gc_paused() -> Iterator[None]:
+    """Disable the cyclic collector for the block (reference counting still frees memory)."""
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
