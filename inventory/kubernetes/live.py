@@ -60,6 +60,7 @@ class LiveSettings:
 def api_client(kubeconfig: str | None = None, context: str | None = None) -> client.ApiClient:
     """An ApiClient from in-cluster config, or from a kubeconfig (and context) otherwise."""
     configuration = client.Configuration()
+    configuration.connection_pool_maxsize = len(WATCHED) + 4  # a watch per resource, + GETs
     if kubeconfig is None and context is None:
         try:
             config.load_incluster_config(client_configuration=configuration)
@@ -114,7 +115,9 @@ class Reflector:
         self.resource, self.store, self.settings = resource, store, settings
         self.lock, self.changed, self.clock = lock, changed, clock
         self.list_call = _list_call(api, resource)
-        self.watcher = watch.Watch()
+        # Events as plain dicts: "object" makes the client's deserializer pass them through
+        # (the Pod models cost ~1 ms each; deserialize=False would break its 410 handling).
+        self.watcher = watch.Watch(return_type="object")
         self.stopping = threading.Event()
         self.rng = random.Random()
         self.lists = self.watches = 0
@@ -172,7 +175,7 @@ class Reflector:
         self.watches += 1
         for event in self.watcher.stream(
                 self.list_call, resource_version=version, allow_watch_bookmarks=True,
-                timeout_seconds=self.settings.watch_timeout_s, deserialize=False,
+                timeout_seconds=self.settings.watch_timeout_s,
                 _request_timeout=self.settings.watch_timeout_s + 10):
             obj = event.get("object") or {}
             version = (obj.get("metadata") or {}).get("resourceVersion") or version
