@@ -30,8 +30,10 @@ lint: $(STAMP)
 
 # Regenerate the example fabric's facts and snapshot from its spec.
 example: $(STAMP)
+	rm -rf $(EXAMPLE)/kubernetes
 	$(BIN)/fabcorr simulate generate --spec $(EXAMPLE)/fabric.yaml \
-		--facts-out $(EXAMPLE)/facts.yaml -o $(EXAMPLE)/topology.json
+		--facts-out $(EXAMPLE)/facts.yaml --kube-out $(EXAMPLE)/kubernetes \
+		-o $(EXAMPLE)/topology.json
 
 system-deps:
 	@missing=$$(for p in $(APT_PACKAGES); do dpkg -s $$p >/dev/null 2>&1 || echo $$p; done); \

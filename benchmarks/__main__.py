@@ -9,12 +9,13 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
-from benchmarks import topology_suite
+from benchmarks import inventory_suite, topology_suite
 from benchmarks.harness import Result, context, table
 from simulator.ladder import LADDER
 
 SUITES: dict[str, Callable[[list[str], int], list[Result]]] = {
     "topology": topology_suite.run,
+    "inventory": inventory_suite.run,
 }
 
 

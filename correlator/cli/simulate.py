@@ -5,10 +5,12 @@ from __future__ import annotations
 import argparse
 import sys
 from dataclasses import replace
+from pathlib import Path
 
 from correlator.cli.status import ExitStatus
 from inventory.factfile import write_facts
 from simulator.generator import FabricSpec, generate_facts
+from simulator.kube_objects import cluster_objects, write_kubectl_dump
 from simulator.ladder import LADDER, ladder_spec, synthetic_jobs
 from simulator.spec import load_fabric_spec
 from topology.build import build_graph
@@ -34,6 +36,9 @@ def register(commands: argparse._SubParsersAction) -> None:
                           help="snapshot to write (default topology.json)")
     generate.add_argument("--facts-out", metavar="FILE",
                           help="also write the facts (.json or .yaml)")
+    generate.add_argument("--kube-out", metavar="DIR",
+                          help="also write the Kubernetes objects a cluster running this "
+                          "fabric would hold, as `kubectl get <plural> -A -o json` files")
     generate.set_defaults(run=_generate)
 
 
@@ -66,6 +71,8 @@ def _generate(args: argparse.Namespace) -> ExitStatus:
     facts = generate_facts(spec)
     if args.facts_out:
         write_facts(facts, args.facts_out)
+    if args.kube_out:
+        write_kubectl_dump(cluster_objects(facts), Path(args.kube_out))
     fabric = build_graph(facts)
     save_snapshot(fabric, args.output)
     print(f"wrote {args.output}: {spec.gpus} GPUs, {spec.nodes} nodes, {spec.leaves} leaves, "

@@ -10,10 +10,13 @@ slowly. The inventory is exposed only once every resource has completed its firs
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import json
 import logging
+import os
 import random
+import socket
 import threading
 import time
 from collections.abc import Callable
@@ -122,9 +125,18 @@ class Reflector:
         self.rng = random.Random()
         self.lists = self.watches = 0
 
-    def stop(self) -> None:
-        self.stopping.set()
+    def interrupt(self) -> None:
+        """Interrupt a watch blocked on its socket (after ``stopping`` is set).
+
+        Watch.stop() alone does not unblock a plain-HTTP watch (urllib3 detaches the socket
+        from the connection it inspects), so the response's socket is shut down here.
+        """
         self.watcher.stop()
+        response = getattr(self.watcher, "_resp", None)
+        with contextlib.suppress(Exception):
+            duplicate = socket.socket(fileno=os.dup(response.fileno()))
+            duplicate.shutdown(socket.SHUT_RDWR)
+            duplicate.close()
 
     def run(self) -> None:
         """List, then watch and re-watch from the last version; relist only on 410 Gone."""
@@ -146,6 +158,8 @@ class Reflector:
                     version = None
                 attempt = self._pause(attempt, f"API error {exc.status}")
             except Exception as exc:  # any failure (connection dropped...): back off, retry
+                if self.stopping.is_set():
+                    break
                 attempt = self._pause(attempt, f"{type(exc).__name__}: {exc}")
 
     def _list(self) -> str:
@@ -233,11 +247,17 @@ class LiveKubernetes:
             thread.start()
             self._threads.append(thread)
 
-    def stop(self) -> None:
+    def stop(self, timeout: float = 5.0) -> None:
+        """Stop every reflector; a watch opened while stopping is interrupted again."""
         for reflector in self.reflectors.values():
-            reflector.stop()
-        for thread in self._threads:
-            thread.join(timeout=5)
+            reflector.stopping.set()
+        deadline = time.monotonic() + timeout
+        running = list(zip(self._threads, self.reflectors.values(), strict=True))
+        while running and time.monotonic() < deadline:
+            for thread, reflector in running:
+                reflector.interrupt()
+                thread.join(timeout=0.02)
+            running = [(t, r) for t, r in running if t.is_alive()]
 
     def ready(self) -> bool:
         """Whether every resource has completed its first list (or is known unreadable)."""
