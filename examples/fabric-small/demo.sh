@@ -1,6 +1,7 @@
 #!/bin/sh
-# The example fabric, end to end through the topology CLI: build the snapshot from the
-# facts, ask where things are, list paths, look at a link and a job, export the graph.
+# The example fabric, end to end through the CLI: read its Kubernetes objects, build the
+# snapshot from the facts, ask where things are, list paths, look at a link and a job,
+# export the graph.
 set -eu
 out=${1:-out}
 here=$(dirname "$0")
@@ -8,6 +9,8 @@ mkdir -p "$out"
 snapshot="$out/topology.json"
 run() { printf '\n$ %s\n' "$*"; "$@"; }
 
+run fabcorr inventory interfaces --from "$here/kubernetes"
+run fabcorr inventory jobs --from "$here/kubernetes"
 run fabcorr topology build --facts "$here/facts.yaml" -o "$snapshot"
 export FABCORR_SNAPSHOT="$snapshot"
 run fabcorr topology summary

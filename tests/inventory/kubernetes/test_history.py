@@ -44,3 +44,4 @@ def test_recording_twice_or_without_interfaces_changes_nothing():
     history.record(PodFact("a", "q", uid="uid-q"), (), ended=9.0)
     assert [(d.pod.name, d.interfaces[0].valid_until) for d in history.departed()] == [
         ("p", 5.0)]
+

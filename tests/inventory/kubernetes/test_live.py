@@ -5,6 +5,7 @@ client, its list pagination, its Watch and the reflectors are the real ones.
 """
 
 import copy
+import random
 import time
 from pathlib import Path
 
@@ -135,3 +136,10 @@ def test_watch_events_410_and_dropped_connections_end_in_the_exact_facts(live, a
     assert index.lookup(address, T1 - 1) == "podif:team-a/llm-worker-1/net1"
     assert index.lookup(address, T1) == "podif:team-a/other-0/net1"
     assert index.lookup(address) == "podif:team-a/other-0/net1"
+
+
+def test_backoff_is_capped_exponential_with_full_jitter():
+    backoff, rng = Backoff(base_s=0.5, cap_s=30.0), random.Random(1)
+    ceilings = [max(backoff.delay(n, rng) for _ in range(2000)) for n in (0, 3, 6, 60)]
+    assert [round(c, 1) for c in ceilings] == [0.5, 4.0, 30.0, 30.0]
+    assert min(backoff.delay(3, rng) for _ in range(2000)) < 0.05
