@@ -13,6 +13,7 @@ prefix length (``172.16.11.23/24``).
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
 from enum import StrEnum
 
@@ -195,11 +196,7 @@ class FactSet:
         >>> [n.name for n in a.merge(b).nodes]
         ['gpu01', 'gpu02']
         """
-        merged = {
-            name: tuple(dict.fromkeys(getattr(self, name) + getattr(other, name)))
-            for name in FACT_TYPES
-        }
-        return FactSet(**merged)
+        return merge_all((self, other))
 
     def count(self) -> dict[str, int]:
         """Number of facts per section."""
@@ -219,6 +216,19 @@ FACT_TYPES: dict[str, type] = {
     "tenants": TenantFact,
 }
 """Section name of a :class:`FactSet` -> the fact class it holds (the fact-file schema)."""
+
+
+def merge_all(sets: Iterable[FactSet]) -> FactSet:
+    """The union of many fact sets, section by section, keeping order and first copies.
+
+    >>> merge_all([FactSet(nodes=(NodeFact("a"),)), FactSet(nodes=(NodeFact("b"),))]).nodes
+    (NodeFact(name='a', chassis_id=''), NodeFact(name='b', chassis_id=''))
+    """
+    sections: dict[str, dict[object, None]] = {name: {} for name in FACT_TYPES}
+    for facts in sets:
+        for name, found in sections.items():
+            found.update(dict.fromkeys(getattr(facts, name)))
+    return FactSet(**{name: tuple(found) for name, found in sections.items()})
 
 
 def normalize_mac(text: str) -> str:

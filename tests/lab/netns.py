@@ -1,0 +1,223 @@
+"""A network-namespace lab: switches and hosts cabled by veth pairs, running real daemons.
+
+Every switch namespace runs ``snmpd`` (AgentX master, IF-MIB from its own kernel) and
+``lldpd -x`` serving LLDP-MIB through it; every host runs ``lldpd``; LLDP is really
+exchanged over the veth cables. Switches are managed over a bridge in the root namespace
+(198.18.0.0/24, a benchmarking range no real host uses). ``down()`` removes every
+namespace, link and process, and is safe to call twice or after a failed ``up()``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import secrets
+import shutil
+import subprocess
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+MGMT_NET = "198.18.0"
+SNMP_COMMUNITY = "fabcorr-lab"
+SNMP_USER, SNMP_AUTH, SNMP_PRIV = "fabcorr", "lab-auth-secret", "lab-priv-secret"
+DAEMONS = ("ip", "lldpd", "lldpcli", "snmpd", "snmpwalk", "snmpset")
+NS_CACHE_TIMEOUT = "1.3.6.1.4.1.8072.1.5.3.1.2"
+
+
+def missing_tools() -> list[str]:
+    return [tool for tool in DAEMONS if shutil.which(tool) is None]
+
+
+@dataclass(frozen=True)
+class Cable:
+    """A veth pair from ``a``'s port ``a_port`` to ``b``'s port ``b_port``."""
+
+    a: str
+    a_port: str
+    b: str
+    b_port: str
+
+
+@dataclass
+class Lab:
+    """Switches and hosts (namespace names are prefixed, so runs never collide)."""
+
+    switches: list[str]
+    hosts: list[str]
+    cables: list[Cable]
+    prefix: str = field(default_factory=lambda: "fc" + secrets.token_hex(2))
+    processes: list[subprocess.Popen] = field(default_factory=list)
+    mgmt: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def workdir(self) -> Path:
+        """Configs, sockets and logs. Not under a private temp dir: lldpd applies its
+        configuration as its unprivileged user, which must be able to read it."""
+        return Path("/run") / self.prefix
+
+    def ns(self, device: str) -> str:
+        return f"{self.prefix}-{device}"
+
+    def run(self, device: str | None, *argv: str, check: bool = True) -> str:
+        """Run a command in a device's namespace (or the root one); return stdout."""
+        command = ["ip", "netns", "exec", self.ns(device), *argv] if device else list(argv)
+        done = subprocess.run(command, capture_output=True, text=True, check=False)
+        if check and done.returncode:
+            raise RuntimeError(f"{' '.join(command)}: {done.stderr.strip()}")
+        return done.stdout
+
+    def up(self) -> None:
+        """Create namespaces and cables, start the daemons, wait for LLDP to converge."""
+        self.workdir.mkdir(mode=0o755, parents=True, exist_ok=True)
+        Path("/run/lldpd").mkdir(parents=True, exist_ok=True)  # lldpd's privsep chroot
+        for device in self.switches + self.hosts:
+            self.run(None, "ip", "netns", "add", self.ns(device))
+            self.run(device, "ip", "link", "set", "lo", "up")
+        for number, cable in enumerate(self.cables):
+            left, right = f"{self.prefix}a{number}", f"{self.prefix}b{number}"
+            self.run(None, "ip", "link", "add", left, "type", "veth", "peer", "name", right)
+            for tmp, device, port in ((left, cable.a, cable.a_port),
+                                      (right, cable.b, cable.b_port)):
+                self.run(None, "ip", "link", "set", tmp, "netns", self.ns(device), "name", port)
+                self.run(device, "ip", "link", "set", port, "up")
+        self._management()
+        for device in self.switches:
+            self._snmpd(device)
+        for device in self.switches:  # lldpd's AgentX subagent needs the master up first
+            self._wait_agentx(device)
+        for device in self.switches + self.hosts:
+            self._lldpd(device, switch=device in self.switches)
+        self.wait_for_lldp()
+
+    def _management(self) -> None:
+        bridge = f"{self.prefix}br"
+        self.run(None, "ip", "link", "add", bridge, "type", "bridge")
+        self.run(None, "ip", "addr", "add", f"{MGMT_NET}.254/24", "dev", bridge)
+        self.run(None, "ip", "link", "set", bridge, "up")
+        for number, device in enumerate(self.switches):
+            outside, inside = f"{self.prefix}m{number}", f"{self.prefix}n{number}"
+            self.run(None, "ip", "link", "add", outside, "type", "veth", "peer", "name", inside)
+            self.run(None, "ip", "link", "set", outside, "master", bridge, "up")
+            self.run(None, "ip", "link", "set", inside, "netns", self.ns(device), "name", "mgmt0")
+            address = f"{MGMT_NET}.{11 + number}"
+            self.run(device, "ip", "addr", "add", f"{address}/24", "dev", "mgmt0")
+            self.run(device, "ip", "link", "set", "mgmt0", "up")
+            self.mgmt[device] = address
+
+    def _start(self, device: str, name: str, argv: list[str], env: dict | None = None) -> None:
+        log = (self.workdir / f"{device}-{name}.log").open("w")
+        self.processes.append(subprocess.Popen(
+            ["ip", "netns", "exec", self.ns(device), *argv], stdout=log,
+            stderr=subprocess.STDOUT, env={**os.environ, **(env or {})}))
+
+    def _snmpd(self, device: str) -> None:
+        home = self.workdir / device
+        home.mkdir(mode=0o755, exist_ok=True)
+        config = home / "snmpd.conf"
+        config.write_text(
+            f"agentAddress udp:{self.mgmt[device]}:161\n"
+            f"rocommunity {SNMP_COMMUNITY} {MGMT_NET}.0/24\n"
+            f"rwcommunity {SNMP_COMMUNITY}-rw {MGMT_NET}.254\n"
+            f"createUser {SNMP_USER} SHA {SNMP_AUTH} AES {SNMP_PRIV}\n"
+            f"rouser {SNMP_USER} priv\n"
+            f"sysName {device}\n"
+            "master agentx\nagentXSocket tcp:127.0.0.1:705\n")
+        self._start(device, "snmpd", ["snmpd", "-f", "-Lo", "-C", "-c", str(config),
+                                      "-p", str(home / "snmpd.pid")],
+                    env={"SNMP_PERSISTENT_DIR": str(home), "MIBS": ""})
+
+    def _lldpd(self, device: str, switch: bool) -> None:
+        home = self.workdir / device
+        home.mkdir(mode=0o755, exist_ok=True)
+        commands = [f"configure system hostname {device}", "configure lldp tx-interval 1"]
+        if switch:  # switches send the port name as port id, as Cumulus and EOS do
+            commands.append("configure lldp portidsubtype ifname")
+        (home / "lldpd.conf").write_text("\n".join(commands) + "\n")
+        argv = ["lldpd", "-d", "-u", str(self.control(device)), "-O", str(home / "lldpd.conf"),
+                "-I", "swp*" if switch else "ens*"]
+        if switch:
+            argv += ["-x", "-X", "tcp:127.0.0.1:705"]
+        self._start(device, "lldpd", argv)
+
+    def control(self, device: str) -> Path:
+        return self.workdir / device / "lldpd.socket"
+
+    def lldp_json(self, device: str) -> str:
+        """``lldpcli -f json show neighbors details`` on a device."""
+        return self.run(device, "lldpcli", "-u", str(self.control(device)), "-f", "json",
+                        "show", "neighbors", "details")
+
+    def wait_for_lldp(self, timeout: float = 30.0) -> None:
+        """Until every device hears a neighbour on each of its cabled ports, and every
+        switch's SNMP agent serves them."""
+        ports: dict[str, set[str]] = {}
+        for cable in self.cables:
+            ports.setdefault(cable.a, set()).add(cable.a_port)
+            ports.setdefault(cable.b, set()).add(cable.b_port)
+        deadline = time.monotonic() + timeout
+        pending = dict(ports)
+        while pending and time.monotonic() < deadline:
+            for device in list(pending):
+                try:
+                    interfaces = json.loads(self.lldp_json(device))["lldp"].get("interface")
+                except (RuntimeError, ValueError, KeyError):
+                    continue
+                if interfaces is None:
+                    continue
+                heard = set(interfaces) if isinstance(interfaces, dict) else {
+                    name for one in interfaces for name in one}
+                if heard >= pending[device]:
+                    del pending[device]
+            time.sleep(0.3)
+        if pending:
+            raise RuntimeError(f"LLDP did not converge on {sorted(pending)}")
+        for device in self.switches:
+            self._wait_snmp(device, deadline)
+            # snmpd caches IF-MIB for 3 s (NET-SNMP-AGENT-MIB nsCacheTimeout); a lab that
+            # measures rates over a few seconds wants every poll fresh.
+            subprocess.run(["snmpset", "-v2c", "-c", f"{SNMP_COMMUNITY}-rw", self.mgmt[device],
+                            f"{NS_CACHE_TIMEOUT}.1.3.6.1.2.1.2.2", "i", "0"],
+                           capture_output=True, check=True)
+
+    def _wait_agentx(self, device: str, timeout: float = 15.0) -> None:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if ":705 " in self.run(device, "ss", "-ltnH", check=False):
+                return
+            time.sleep(0.1)
+        raise RuntimeError(f"{device}: snmpd's AgentX socket did not open")
+
+    def _wait_snmp(self, device: str, deadline: float) -> None:
+        """Until the agent serves LLDP-MIB remote entries (lldpd registered over AgentX)."""
+        while time.monotonic() < deadline:
+            done = subprocess.run(
+                ["snmpwalk", "-v2c", "-c", SNMP_COMMUNITY, "-On", "-t", "1", "-r", "0",
+                 self.mgmt[device], "1.0.8802.1.1.2.1.4.1.1.5"],
+                capture_output=True, text=True, check=False)
+            if done.returncode == 0 and "No Such" not in done.stdout and \
+                    done.stdout.count("\n") >= 1:
+                return
+            time.sleep(0.3)
+        raise RuntimeError(f"{device}: snmpd did not serve LLDP-MIB in time")
+
+    def mac(self, device: str, port: str) -> str:
+        [link] = json.loads(self.run(device, "ip", "-j", "link", "show", port))
+        return link["address"]
+
+    def down(self) -> None:
+        """Stop every process, delete every namespace, link and file of this lab."""
+        for process in self.processes:
+            process.terminate()
+        for process in self.processes:
+            try:
+                process.wait(timeout=5)
+            except subprocess.TimeoutExpired:
+                process.kill()
+        self.processes.clear()
+        for device in self.switches + self.hosts:
+            subprocess.run(["ip", "netns", "del", self.ns(device)], capture_output=True,
+                           check=False)
+        subprocess.run(["ip", "link", "del", f"{self.prefix}br"], capture_output=True,
+                       check=False)
+        shutil.rmtree(self.workdir, ignore_errors=True)

@@ -1,0 +1,99 @@
+"""``fabcorr discover`` over SNMP against real snmpd + lldpd agents in network namespaces."""
+
+import asyncio
+import subprocess
+import sys
+import time
+
+from inventory.devices import Secret, SnmpOptions, SwitchConfig
+from inventory.discovery import discover_all
+from inventory.facts import FactSet, NodeFact, PfFact
+from inventory.hostlldp import host_neighbors
+from inventory.snmp import poll_counters
+from tests.lab.netns import SNMP_AUTH, SNMP_COMMUNITY, SNMP_PRIV, SNMP_USER
+from topology.build import build_graph
+
+V2C = SnmpOptions(community=Secret(SNMP_COMMUNITY), timeout_s=1.0)
+V3 = SnmpOptions(version="3", user=SNMP_USER, auth_protocol="sha", auth_key=Secret(SNMP_AUTH),
+                 priv_protocol="aes", priv_key=Secret(SNMP_PRIV), timeout_s=1.0)
+
+
+def switches(lab):
+    """leaf1 and leaf2 over SNMPv2c, spine1 over SNMPv3 authPriv."""
+    return [SwitchConfig(name, lab.mgmt[name], snmp=V3 if name == "spine1" else V2C)
+            for name in lab.switches]
+
+
+def host_facts(lab) -> FactSet:
+    """What Kubernetes and the hosts' lldpd know about the hosts."""
+    return FactSet(
+        nodes=tuple(NodeFact(h) for h in lab.hosts),
+        pfs=tuple(PfFact(h, "ens1f0np0", "0000:1a:00.0", lab.mac(h, "ens1f0np0"))
+                  for h in lab.hosts),
+        neighbors=tuple(n for h in lab.hosts for n in host_neighbors(h, lab.lldp_json(h))))
+
+
+def test_discovery_finds_exactly_the_lab_cabling(lab):
+    found = asyncio.run(discover_all(switches(lab)))
+    assert found.failures == ()
+    fabric = build_graph(found.facts.merge(host_facts(lab)))
+    cables = {tuple(sorted((a, b))): edge["status"]
+              for a, b, edge in fabric.graph.edges(data=True) if edge["kind"] == "cabled"}
+    assert cables == {
+        ("pf:host1/ens1f0np0", "port:leaf1/swp1"): "confirmed",
+        ("pf:host2/ens1f0np0", "port:leaf2/swp1"): "confirmed",
+        ("port:leaf1/swp51", "port:spine1/swp1"): "confirmed",
+        ("port:leaf2/swp51", "port:spine1/swp2"): "confirmed",
+    }
+    assert fabric.problems == ()
+    roles = {s: fabric.attrs(f"switch:{s}")["role"] for s in lab.switches}
+    assert roles == {"leaf1": "leaf", "leaf2": "leaf", "spine1": "spine"}
+    # The LLDP-MIB port numbers are joined to ifIndex through ifName, not assumed equal.
+    swp51 = fabric.attrs("port:leaf1/swp51")
+    assert swp51["ifindex"] == int(lab.run("leaf1", "cat", "/sys/class/net/swp51/ifindex"))
+
+
+def test_wrong_community_and_dead_agent_fail_alone(lab):
+    wrong = SwitchConfig("leaf1", lab.mgmt["leaf1"],
+                         snmp=SnmpOptions(community=Secret("nope"), timeout_s=0.3, retries=0))
+    dead = SwitchConfig("ghost", "198.18.0.99", snmp=SnmpOptions(
+        community=Secret(SNMP_COMMUNITY), timeout_s=0.3, retries=0))
+    good = switches(lab)[1]
+    started = time.monotonic()
+    found = asyncio.run(discover_all([wrong, dead, good], deadline_s=5))
+    assert time.monotonic() - started < 5
+    assert sorted((f.switch, f.kind) for f in found.failures) == [
+        ("ghost", "timeout"), ("leaf1", "timeout")]  # SNMPv2c: a bad community is silence
+    assert [s.name for s in found.facts.switches] == ["leaf2"]
+
+
+SENDER = """
+import socket, sys, time
+target, count, size = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+payload = b"x" * size
+for _ in range(count):
+    sock.sendto(payload, (target, 9))
+    time.sleep(0.0002)
+"""
+
+
+def test_counter_rates_match_the_traffic_sent(lab):
+    lab.run("host1", "ip", "addr", "replace", "198.18.1.1/30", "dev", "ens1f0np0")
+    lab.run("leaf1", "ip", "addr", "replace", "198.18.1.2/30", "dev", "swp1")
+    lab.run("host1", "ip", "neigh", "replace", "198.18.1.2", "lladdr", lab.mac("leaf1", "swp1"),
+            "dev", "ens1f0np0")  # static ARP: no resolution traffic in the measurement
+    leaf1 = switches(lab)[0]
+    count, payload = 5000, 1400
+    before = {c.port: c for c in asyncio.run(poll_counters(leaf1))}["swp1"]
+    subprocess.run(["ip", "netns", "exec", lab.ns("host1"), sys.executable, "-c", SENDER,
+                    "198.18.1.2", str(count), str(payload)], check=True)
+    after = {c.port: c for c in asyncio.run(poll_counters(leaf1))}["swp1"]
+    frame = payload + 8 + 20 + 14  # UDP, IPv4, Ethernet (the kernel counts no FCS)
+    sent = count * frame
+    received = after.values["in_octets"] - before.values["in_octets"]
+    assert abs(received - sent) / sent < 0.02, (received, sent)
+    rate = received / (after.at - before.at)
+    assert abs(rate - sent / (after.at - before.at)) / rate < 0.02
+    assert after.values["in_pkts"] - before.values["in_pkts"] >= count
+    assert after.bits["in_discards"] == 32 and "in_octets" not in after.bits
