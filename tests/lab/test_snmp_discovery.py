@@ -5,8 +5,10 @@ import subprocess
 import sys
 import time
 
+from correlator.cli.main import main
 from inventory.devices import Secret, SnmpOptions, SwitchConfig
 from inventory.discovery import discover_all
+from inventory.factfile import write_facts
 from inventory.facts import FactSet, NodeFact, PfFact
 from inventory.hostlldp import host_neighbors
 from inventory.snmp import poll_counters
@@ -97,3 +99,28 @@ def test_counter_rates_match_the_traffic_sent(lab):
     assert abs(rate - sent / (after.at - before.at)) / rate < 0.02
     assert after.values["in_pkts"] - before.values["in_pkts"] >= count
     assert after.bits["in_discards"] == 32 and "in_octets" not in after.bits
+
+
+def test_discover_command_writes_the_snapshot_and_reports(lab, tmp_path, monkeypatch, capsys):
+    monkeypatch.setenv("LAB_COMMUNITY", SNMP_COMMUNITY)
+    config = tmp_path / "fabcorr.yaml"
+    config.write_text(
+        "defaults:\n  snmp: {community: {env: LAB_COMMUNITY}, timeout_s: 1}\n"
+        "switches:\n" + "".join(f"  - {{name: {s}, address: {lab.mgmt[s]}}}\n"
+                                 for s in lab.switches)
+        + "  - {name: ghost, address: 198.18.0.99, snmp: {timeout_s: 0.3, retries: 0}}\n")
+    hosts = tmp_path / "hosts"
+    hosts.mkdir()
+    for host in lab.hosts:
+        (hosts / f"{host}.json").write_text(lab.lldp_json(host))
+    write_facts(host_facts(lab), tmp_path / "hosts.yaml")
+    code = main(["discover", "--config", str(config), "-o", str(tmp_path / "t.json"),
+                 "--facts", str(tmp_path / "hosts.yaml"), "--host-lldp", str(hosts),
+                 "--deadline", "5"])
+    err = capsys.readouterr().err
+    assert code == 3  # the ghost switch did not answer
+    assert "switches reached: 3/4\n" in err
+    assert "links: 4 confirmed, 0 one-sided, 0 in conflict\n" in err
+    assert "host ports: 2 matched to PFs, 0 unmatched\n" in err
+    assert "failed: ghost over snmp: timeout:" in err
+    assert main(["topology", "summary", "--snapshot", str(tmp_path / "t.json")]) == 0
