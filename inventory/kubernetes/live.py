@@ -26,6 +26,7 @@ from typing import Any
 from kubernetes import client, config, watch
 from kubernetes.client.rest import ApiException
 
+from inventory.backoff import Backoff
 from inventory.facts import FactSet
 from inventory.kubernetes.history import IpHistory, Retention
 from inventory.kubernetes.inventory import Inventory, build_inventory
@@ -38,24 +39,13 @@ _UNSERVED = (403, 404)
 
 
 @dataclass(frozen=True)
-class Backoff:
-    """Capped exponential backoff with full jitter: attempt n waits U(0, min(cap, base*2^n))."""
-
-    base_s: float = 0.5
-    cap_s: float = 30.0
-
-    def delay(self, attempt: int, rng: random.Random) -> float:
-        return rng.uniform(0, min(self.cap_s, self.base_s * 2 ** min(attempt, 30)))
-
-
-@dataclass(frozen=True)
 class LiveSettings:
     """Knobs of live mode."""
 
     page_size: int = 500
     watch_timeout_s: int = 300
     request_timeout_s: float = 60.0
-    backoff: Backoff = Backoff()
+    backoff: Backoff = field(default_factory=Backoff)
     retention: Retention = field(default_factory=Retention)
     tenant_rules: tuple[str, ...] = DEFAULT_RULES
 

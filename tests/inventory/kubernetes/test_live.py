@@ -11,9 +11,10 @@ from pathlib import Path
 
 import pytest
 
+from inventory.backoff import Backoff
 from inventory.kubernetes.history import Retention
 from inventory.kubernetes.inventory import build_inventory
-from inventory.kubernetes.live import Backoff, LiveKubernetes, LiveSettings, api_client
+from inventory.kubernetes.live import LiveKubernetes, LiveSettings, api_client
 from inventory.kubernetes.snapshot import read_cluster_objects
 from simulator.generator import FabricSpec, JobSpec, generate_facts
 from simulator.kube_api import FakeKubeApi

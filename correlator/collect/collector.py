@@ -1,0 +1,136 @@
+"""Counter telemetry from many switches at once: periodic polls or streams, per-switch health.
+
+Every switch runs in its own task: a poll-mode protocol (SNMP) is read once per interval
+under a deadline of one interval; a stream-mode protocol (gNMI Subscribe SAMPLE) is read
+as it delivers, and re-subscribed after a capped, jittered backoff when it fails. So one
+slow, unreachable or misbehaving switch never delays another, and its errors are counted
+by kind in its :class:`Health`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import random
+import time
+from collections import Counter
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from dataclasses import dataclass, field
+
+from inventory.backoff import Backoff
+from inventory.counters import PortCounters
+from inventory.devices import SwitchConfig
+from inventory.discovery import failure_kind
+from inventory.errors import FabcorrError
+
+Poller = Callable[[SwitchConfig], Awaitable[list[PortCounters]]]
+Streamer = Callable[[SwitchConfig, float], AsyncIterator[list[PortCounters]]]
+Sink = Callable[[list[PortCounters]], None]
+
+
+@dataclass
+class Health:
+    """How one switch's telemetry is doing."""
+
+    switch: str
+    protocol: str
+    up: bool = False
+    last_success: float | None = None
+    last_error: str = ""
+    errors: Counter[str] = field(default_factory=Counter)
+    updates: int = 0
+
+
+def default_pollers() -> dict[str, Poller]:
+    from inventory import snmp
+
+    return {"snmp": snmp.poll_counters}
+
+
+def default_streamers() -> dict[str, Streamer]:
+    from inventory import gnmi
+
+    return {"gnmi": gnmi.stream_counters}
+
+
+class Collector:
+    """Collects counters from ``switches`` every ``interval_s`` into ``sink``."""
+
+    def __init__(self, switches: Sequence[SwitchConfig], interval_s: float, sink: Sink, *,
+                 pollers: dict[str, Poller] | None = None,
+                 streamers: dict[str, Streamer] | None = None,
+                 backoff: Backoff | None = None, clock: Callable[[], float] = time.time) -> None:
+        self.switches, self.interval_s, self.sink = switches, interval_s, sink
+        self.pollers = default_pollers() if pollers is None else pollers
+        self.streamers = default_streamers() if streamers is None else streamers
+        self.backoff, self.clock = backoff or Backoff(), clock
+        self.rng = random.Random()
+        self.health = {s.name: Health(s.name, self._protocol(s)) for s in switches}
+
+    def _protocol(self, switch: SwitchConfig) -> str:
+        return next((p for p in switch.protocols if p in self.streamers or p in self.pollers),
+                    "")
+
+    async def run(self, stop: asyncio.Event) -> None:
+        """Collect until ``stop`` is set."""
+        tasks = [asyncio.create_task(self._collect(s, stop), name=f"collect-{s.name}")
+                 for s in self.switches]
+        await stop.wait()
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+
+    async def _collect(self, switch: SwitchConfig, stop: asyncio.Event) -> None:
+        health = self.health[switch.name]
+        if health.protocol in self.streamers:
+            await self._stream(switch, health, stop)
+        elif health.protocol in self.pollers:
+            await self._poll(switch, health, stop)
+        else:
+            health.last_error = f"no telemetry adapter for {', '.join(switch.protocols)}"
+
+    async def _poll(self, switch: SwitchConfig, health: Health, stop: asyncio.Event) -> None:
+        loop = asyncio.get_running_loop()
+        tick = loop.time()
+        while not stop.is_set():
+            try:
+                readings = await asyncio.wait_for(self.pollers[health.protocol](switch),
+                                                  self.interval_s)
+                self._delivered(health, readings)
+            except (FabcorrError, TimeoutError, OSError) as exc:
+                self._failed(health, exc)
+            tick += self.interval_s
+            if tick < loop.time():  # a late poll skips the ticks it missed
+                tick = loop.time()
+            await _wait(stop, tick - loop.time())
+
+    async def _stream(self, switch: SwitchConfig, health: Health, stop: asyncio.Event) -> None:
+        attempt = 0
+        while not stop.is_set():
+            try:
+                async for readings in self.streamers[health.protocol](switch, self.interval_s):
+                    self._delivered(health, readings)
+                    attempt = 0
+                    if stop.is_set():
+                        return
+            except (FabcorrError, TimeoutError, OSError) as exc:
+                self._failed(health, exc)
+            await _wait(stop, self.backoff.delay(attempt, self.rng))
+            attempt += 1
+
+    def _delivered(self, health: Health, readings: list[PortCounters]) -> None:
+        health.up, health.last_success = True, self.clock()
+        health.updates += 1
+        self.sink(readings)
+
+    def _failed(self, health: Health, exc: BaseException) -> None:
+        health.up = False
+        health.errors[failure_kind(exc)] += 1
+        health.last_error = str(exc) or type(exc).__name__
+
+
+async def _wait(stop: asyncio.Event, seconds: float) -> None:
+    """Sleep ``seconds``, or less if ``stop`` is set meanwhile."""
+    if seconds > 0:
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(stop.wait(), seconds)
