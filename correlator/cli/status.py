@@ -9,5 +9,6 @@ class ExitStatus(IntEnum):
 
     OK = 0
     NOT_FOUND = 1
+    DIFFERS = 1  # a check found a difference (same code as NOT_FOUND)
     USAGE = 2
     PARTIAL = 3

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 from datetime import UTC, datetime
 from typing import Any
 
-from correlator.cli.printers import FORMATS, Block, Fields, Table, emit
+from correlator.cli import plan
+from correlator.cli.options import DEFAULT_SNAPSHOT, add_format, add_snapshot
+from correlator.cli.printers import Block, Fields, Table, emit
 from correlator.cli.status import ExitStatus
 from inventory.factfile import read_facts
 from inventory.facts import FactSet
@@ -23,8 +24,6 @@ from topology.graph import FabricGraph
 from topology.paths import InterfacePaths
 from topology.schema import id_name
 from topology.snapshot import load_snapshot, save_snapshot
-
-DEFAULT_SNAPSHOT = "topology.json"
 
 
 def register(commands: argparse._SubParsersAction) -> None:
@@ -50,11 +49,8 @@ def register(commands: argparse._SubParsersAction) -> None:
 
     def reader(name: str, help_text: str, run: Any) -> argparse.ArgumentParser:
         command = sub.add_parser(name, help=help_text, description=help_text)
-        command.add_argument("--snapshot", default=os.environ.get("FABCORR_SNAPSHOT",
-                                                                  DEFAULT_SNAPSHOT),
-                             metavar="FILE", help="topology snapshot to read")
-        command.add_argument("-o", "--output", choices=FORMATS, default="table",
-                             help="output format (default table)")
+        add_snapshot(command)
+        add_format(command)
         command.set_defaults(run=run)
         return command
 
@@ -95,12 +91,12 @@ def register(commands: argparse._SubParsersAction) -> None:
     export = sub.add_parser("export", help="write the graph as GraphML, GEXF, node-link JSON, "
                             "DOT or Cytoscape.js JSON",
                             description="Write the whole fabric graph in an interchange format.")
-    export.add_argument("--snapshot", default=os.environ.get("FABCORR_SNAPSHOT",
-                                                             DEFAULT_SNAPSHOT), metavar="FILE")
+    add_snapshot(export)
     export.add_argument("--format", required=True, choices=EXPORT_FORMATS)
     export.add_argument("-o", "--output", required=True, metavar="FILE",
                         help="file to write ('-' for standard output)")
     export.set_defaults(run=_export)
+    plan.register(sub)
 
 
 def _at_option(parser: argparse.ArgumentParser) -> None:

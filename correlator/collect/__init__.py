@@ -1,0 +1,1 @@
+"""Counter telemetry: readings from switches turned into per-second rates."""
