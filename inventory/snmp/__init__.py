@@ -26,5 +26,7 @@ async def poll_counters(switch: SwitchConfig) -> list[PortCounters]:
                 *(table for table, _, _ in mapping.PFC_TABLES.get(switch.vendor, ())),
                 *([mapping.ECN_TABLES[switch.vendor]] if switch.vendor in mapping.ECN_TABLES
                   else [])]
+    started = time.time()
     walk = await client.walk(switch.address, switch.snmp, subtrees)
-    return mapping.counters(switch.name, walk, time.time(), switch.vendor)
+    # The agent read its counters somewhere during the walk: stamp the middle of it.
+    return mapping.counters(switch.name, walk, (started + time.time()) / 2, switch.vendor)
