@@ -1,0 +1,325 @@
+"""The gNMI wire: pygnmi's gNMIclient in worker threads, under deadlines, with typed errors.
+
+pygnmi is synchronous, so every call runs in a thread and is bounded by
+``GnmiOptions.timeout_s``; on expiry the channel is closed, which cancels the stuck RPC and
+frees the thread. Library errors become :class:`GnmiError` subclasses whose ``kind`` is
+``timeout``, ``unreachable``, ``tls``, ``auth``, ``garbage`` or ``error``. Passwords go to
+pygnmi only and never appear in messages.
+
+pygnmi 0.8.15 behaviours handled here (REFERENCE §3):
+
+- ``encoding="json_ietf"`` is always passed: ``connect()`` would otherwise pick JSON.
+- TLS: pygnmi uses ``path_cert`` *alone* as the trusted roots, while ``path_root`` alone
+  is ignored and the server's own certificate is fetched and trusted; the CA file is
+  therefore passed as ``path_cert``.
+- ``gnmi_timeout=0`` skips pygnmi's channel-ready wait, whose TLS failure path doubles
+  the wait and sets ``GRPC_SSL_CIPHER_SUITES`` for the whole process; the first RPC then
+  fails fast with UNAVAILABLE instead.
+- A notification with timestamp 0, or whose JSON does not parse, arrives as ``None``.
+- The first stream item merges every update before ``sync_response`` under the last
+  prefix only: it is dropped when it carries a prefix.
+- A subscription's pygnmi thread only notices errors through ``subscriber.error``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import os
+import re
+import ssl
+import threading
+import weakref
+from collections.abc import AsyncIterator, Callable, Sequence
+from typing import Any, Self, TypeVar
+
+import grpc
+from pygnmi.client import gNMIclient
+
+from inventory.devices import SwitchConfig
+from inventory.errors import SourceError, SourceTimeout, SourceUnreachable
+
+__all__ = ["GnmiAuthError", "GnmiClient", "GnmiError", "GnmiTimeout", "GnmiUnreachable"]
+
+_log = logging.getLogger(__name__)
+_T = TypeVar("_T")
+_POLL_S = 0.1  # how often a waiting ONCE call checks for a stream error
+_IDLE_POLL_S = 1.0  # how often an idle stream thread checks for errors and stop requests
+_TLS_HINT = re.compile(r"ssl|tls|handshake|certificate|verification", re.IGNORECASE)
+_MISSING = (grpc.StatusCode.NOT_FOUND, grpc.StatusCode.UNIMPLEMENTED,
+            grpc.StatusCode.INVALID_ARGUMENT)
+_cancelled: weakref.WeakSet[threading.Thread] = weakref.WeakSet()
+
+
+class GnmiError(SourceError):
+    """A gNMI request failed; ``kind`` tells why (see the module docstring)."""
+
+    kind = "error"
+
+    def __init__(self, message: str, kind: str = "") -> None:
+        super().__init__(message)
+        if kind:
+            self.kind = kind
+
+
+class GnmiTimeout(GnmiError, SourceTimeout):
+    """The target did not answer within ``timeout_s``."""
+
+    kind = "timeout"
+
+
+class GnmiUnreachable(GnmiError, SourceUnreachable):
+    """The target refused or could not be reached (``kind`` ``tls``: the handshake failed)."""
+
+    kind = "unreachable"
+
+
+class GnmiAuthError(GnmiError):
+    """The target rejected the credentials (UNAUTHENTICATED or PERMISSION_DENIED)."""
+
+    kind = "auth"
+
+
+class GnmiClient:
+    """One switch's gNMI session; use ``async with``. Not safe for concurrent calls."""
+
+    def __init__(self, switch: SwitchConfig) -> None:
+        self.switch = switch
+        self.where = f"gNMI {switch.name} at {switch.address}:{switch.gnmi.port}"
+        self.timeout_s = switch.gnmi.timeout_s
+        self.dropped = 0  # stream items pygnmi could not parse (None)
+        self._client: gNMIclient | None = None
+        self._threads: list[threading.Thread] = []  # pygnmi's, one per subscription
+
+    async def __aenter__(self) -> Self:
+        await self.connect()
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        self.close()
+
+    async def connect(self) -> None:
+        """Open the channel and read the target's capabilities."""
+        self._client = self._new_client()
+        await self._run("Capabilities", self._client.connect)
+
+    def close(self) -> None:
+        """Close the channel; cancels any RPC still running."""
+        client, self._client = self._client, None
+        if client is None:
+            return
+        _expect_cancel(self._threads)
+        with contextlib.suppress(AttributeError):  # connect() never created the channel
+            client.close()
+
+    async def get(self, paths: Sequence[str], missing_ok: bool = False) -> list[dict[str, Any]]:
+        """One Get of ``paths`` in JSON_IETF; ``[]`` if ``missing_ok`` and not served."""
+        client = self._open()
+        return await self._maybe_missing(missing_ok, self._run(
+            "Get", lambda: client.get(path=list(paths), encoding="json_ietf")))
+
+    async def once(self, paths: Sequence[str], missing_ok: bool = False,
+                   target: str = "") -> list[dict[str, Any]]:
+        """A Subscribe ONCE of ``paths``: every item up to ``sync_response``."""
+        client, request = self._open(), _request("once", paths)
+
+        def collect() -> list[dict[str, Any]]:
+            subscriber = client.subscribe2(subscribe=request, target=target or None)
+            self._threads.append(subscriber._subscribe_thread)
+            items = []
+            while not items or "sync_response" not in items[-1]:
+                try:
+                    item = _next_item(subscriber, _POLL_S)
+                except TimeoutError:
+                    continue  # _run's deadline bounds the wait
+                if item is None:
+                    raise GnmiError(f"{self.where}: Subscribe ONCE: an update did not "
+                                    "parse (malformed JSON or timestamp 0)", "garbage")
+                items.append(item)
+            return items
+        return await self._maybe_missing(missing_ok, self._run("Subscribe ONCE", collect))
+
+    async def stream(self, paths: Sequence[str], interval_s: float,
+                     target: str = "") -> AsyncIterator[list[dict[str, Any]]]:
+        """Subscribe STREAM, SAMPLE every ``interval_s``: yields the items of each sample,
+        the first being the initial state. Ending the iteration closes the session."""
+        client = self._open()
+        request = _request("stream", paths, int(interval_s * 1e9))
+        subscriber = await self._run("Subscribe", lambda: client.subscribe2(
+            subscribe=request, target=target or None))
+        self._threads.append(subscriber._subscribe_thread)
+        loop, queue = asyncio.get_running_loop(), asyncio.Queue[Any]()
+        stop = threading.Event()
+
+        def deliver(item: Any) -> None:
+            try:
+                loop.call_soon_threadsafe(queue.put_nowait, item)
+            except RuntimeError:  # the loop is gone: nobody is listening
+                stop.set()
+        threading.Thread(target=self._pump, args=(subscriber, deliver, stop, interval_s),
+                         name=f"gnmi-{self.switch.name}", daemon=True).start()
+        silence = self.timeout_s
+        try:
+            while True:
+                try:
+                    batch = await asyncio.wait_for(queue.get(), silence)
+                except TimeoutError as exc:
+                    raise GnmiTimeout(f"{self.where}: Subscribe: no update within "
+                                      f"{silence:g} s") from exc
+                if isinstance(batch, BaseException):
+                    raise _translate(batch, self.where, "Subscribe") from batch
+                silence = interval_s + self.timeout_s
+                yield batch
+        finally:
+            stop.set()
+            self.close()
+
+    def _pump(self, subscriber: Any, deliver: Callable[[Any], None], stop: threading.Event,
+              interval_s: float) -> None:
+        """Thread: hand pygnmi's items to the event loop, one list per sample.
+
+        A sample ends at ``sync_response``, when an item stamped half an interval later
+        arrives, or after half an interval (at most 1 s) without items.
+        """
+        settle, gap = min(interval_s / 2, 1.0), interval_s * 1e9 / 2
+        batch: list[dict[str, Any]] = []
+        stamp, first = 0, True
+        while not stop.is_set():
+            try:
+                item = _next_item(subscriber, settle if batch else _IDLE_POLL_S)
+            except TimeoutError:
+                if batch:
+                    deliver(batch)
+                    batch = []
+                continue
+            except Exception as exc:
+                deliver(exc)
+                return
+            if item is None:
+                self.dropped += 1
+                _log.debug("%s: pygnmi dropped an update (timestamp 0 or bad JSON)", self.where)
+                continue
+            update = item.get("update") or {}
+            if first and "sync_response" in item and update.get("prefix"):
+                item = {"sync_response": True}  # merged: its updates lost their own prefixes
+            first = False
+            timestamp = update.get("timestamp") or 0
+            if batch and timestamp and stamp and abs(timestamp - stamp) >= gap:
+                deliver(batch)
+                batch = []
+            if not batch or not stamp:
+                stamp = timestamp
+            batch.append(item)
+            if "sync_response" in item:
+                deliver(batch)
+                batch = []
+
+    def _new_client(self) -> gNMIclient:
+        options = self.switch.gnmi
+        kwargs: dict[str, Any] = {"target": (self.switch.address, options.port),
+                                  "username": options.username,
+                                  "password": options.password.value, "gnmi_timeout": 0}
+        if options.insecure:
+            kwargs["insecure"] = True
+        else:
+            ca_file = options.ca_file or _system_ca_file()
+            if not ca_file or not os.path.isfile(ca_file):
+                raise GnmiError(f"{self.where}: no CA file to verify the target "
+                                f"({ca_file or 'set gnmi.ca_file'})", "tls")
+            kwargs["path_cert"] = ca_file
+            if options.server_name:
+                kwargs["override"] = options.server_name
+        return gNMIclient(**kwargs)
+
+    def _open(self) -> gNMIclient:
+        if self._client is None:
+            raise GnmiError(f"{self.where}: not connected")
+        return self._client
+
+    async def _run(self, what: str, call: Callable[[], _T]) -> _T:
+        try:
+            return await asyncio.wait_for(asyncio.to_thread(call), self.timeout_s)
+        except TimeoutError as exc:
+            self.close()
+            raise GnmiTimeout(f"{self.where}: {what}: no answer within "
+                              f"{self.timeout_s:g} s") from exc
+        except GnmiError:
+            raise
+        except Exception as exc:
+            raise _translate(exc, self.where, what) from exc
+
+    async def _maybe_missing(self, missing_ok: bool, call: Any) -> list[dict[str, Any]]:
+        try:
+            result = await call
+        except GnmiError as exc:
+            cause = getattr(exc.__cause__, "orig_exc", exc.__cause__)
+            if missing_ok and isinstance(cause, grpc.RpcError) and \
+                    getattr(cause, "code", lambda: None)() in _MISSING:
+                return []
+            raise
+        return result if isinstance(result, list) else [result]
+
+
+def _request(mode: str, paths: Sequence[str], interval_ns: int = 0) -> dict[str, Any]:
+    subscription = [{"path": p, "mode": "sample", "sample_interval": interval_ns}
+                    if interval_ns else {"path": p} for p in paths]
+    return {"mode": mode, "encoding": "json_ietf", "subscription": subscription}
+
+
+def _next_item(subscriber: Any, wait_s: float) -> dict[str, Any] | None:
+    """The next pygnmi item within ``wait_s`` (TimeoutError if none); raises the stream's
+    error once pygnmi's thread has stored it, EOFError once the stream has ended."""
+    try:
+        return subscriber.get_update(timeout=wait_s)
+    except TimeoutError:
+        if subscriber.error is not None:
+            raise subscriber.error from None
+        if not subscriber._subscribe_thread.is_alive() and not subscriber.peek():
+            raise EOFError("the target ended the subscription") from None
+        raise
+    except TypeError:  # a None item inside the first, merged item
+        return None
+
+
+def _translate(exc: BaseException, where: str, what: str) -> GnmiError:
+    cause = getattr(exc, "orig_exc", None) or exc
+    if isinstance(cause, grpc.RpcError) and hasattr(cause, "code"):
+        code, details = cause.code(), cause.details() or ""
+        message = f"{where}: {what}: {code.name}: {details}"
+        if code in (grpc.StatusCode.UNAUTHENTICATED, grpc.StatusCode.PERMISSION_DENIED):
+            return GnmiAuthError(message)
+        if code == grpc.StatusCode.DEADLINE_EXCEEDED:
+            return GnmiTimeout(message)
+        if code == grpc.StatusCode.UNAVAILABLE:
+            return GnmiUnreachable(message, "tls" if _TLS_HINT.search(details) else "")
+        return GnmiError(message)
+    if isinstance(exc, grpc.FutureTimeoutError):
+        return GnmiTimeout(f"{where}: {what}: channel not ready")
+    return GnmiError(f"{where}: {what}: {type(exc).__name__}: {exc}")
+
+
+def _expect_cancel(threads: list[threading.Thread]) -> None:
+    """Closing the channel cancels these pygnmi subscription threads' RPCs; pygnmi re-raises
+    the CANCELLED error in the thread, so keep threading.excepthook from printing it."""
+    live = [t for t in threads if t.is_alive()]
+    threads.clear()
+    if not live:
+        return
+    _cancelled.update(live)
+    if threading.excepthook is not _excepthook:
+        _excepthook.previous = threading.excepthook  # type: ignore[attr-defined]
+        threading.excepthook = _excepthook
+
+
+def _excepthook(args: Any) -> None:
+    error = args.exc_value
+    if args.thread in _cancelled and isinstance(error, grpc.RpcError) and \
+            getattr(error, "code", lambda: None)() == grpc.StatusCode.CANCELLED:
+        return
+    _excepthook.previous(args)  # type: ignore[attr-defined]
+
+
+def _system_ca_file() -> str:
+    paths = ssl.get_default_verify_paths()
+    return next((f for f in (paths.cafile, paths.openssl_cafile) if f and os.path.isfile(f)), "")
