@@ -4,7 +4,7 @@ LLDP, interfaces (state, counters, ethernet port-speed), QoS queues and per-prio
 (EOS or Cumulus paths, REFERENCE §3) come from a switch's facts and a counter source;
 the ``sonic`` profile also serves ``COUNTERS_DB`` (prefix target) with SAI names. Get,
 Capabilities and Subscribe (STREAM with SAMPLE or ON_CHANGE, ONCE, POLL) are served.
-Fault knobs: ``stall`` (accept, never answer), ``garbage`` (Get answers malformed JSON),
+Fault knobs: ``stall`` (accept, never answer), ``garbage`` (malformed JSON values),
 ``username``/``password`` (wrong credentials get UNAUTHENTICATED) and ``subscribe_only``
 (Get is UNIMPLEMENTED, as on Cumulus 5.16). A sample is one notification per concrete
 path, or one in all with ``pack``.
@@ -254,9 +254,6 @@ class _Servicer(gnmi_pb2_grpc.gNMIServicer):
             context.abort(grpc.StatusCode.UNIMPLEMENTED, "Get is not supported; use Subscribe")
         call, now_ns = self._call(request.prefix, request.encoding, context), time.time_ns()
         updates = [u for path in request.path for u in self._updates(call, path, now_ns, True)]
-        if self.t.garbage:
-            for update in updates:
-                update.val.json_ietf_val = b'{"openconfig-interfaces:state": {"name": '
         return pb.GetResponse(notification=[pb.Notification(
             timestamp=now_ns, prefix=_target_prefix(request.prefix), update=updates)])
 
@@ -322,6 +319,14 @@ class _Servicer(gnmi_pb2_grpc.gNMIServicer):
 
     def _updates(self, call: _Call, path: pb.Path, now_ns: int, must_exist: bool = False
                  ) -> list[pb.Update]:
+        found = self._values(call, path, now_ns, must_exist)
+        if self.t.garbage:
+            for update in found:
+                update.val.json_ietf_val = b'{"openconfig-interfaces:state": {"name": '
+        return found
+
+    def _values(self, call: _Call, path: pb.Path, now_ns: int, must_exist: bool
+                ) -> list[pb.Update]:
         origin = path.origin or call.prefix.origin
         if origin not in ("", "openconfig") and self.t.profile in ("eos", "sonic"):
             call.context.abort(grpc.StatusCode.INVALID_ARGUMENT, f"unknown origin {origin!r}")

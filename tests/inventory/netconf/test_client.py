@@ -87,13 +87,13 @@ def test_discover_returns_exactly_the_switch_facts(facts: FactSet, agent: Netcon
     assert (fact.name, fact.mgmt_address, fact.sflow_agent, fact.role_hint) == \
         ("leaf01", "127.0.0.1", "127.0.0.1", "leaf")
     assert agent.rpcs == ["get", "close-session"] and agent.framings == ["1.1"]
-    assert elapsed < 1.0
+    assert elapsed < 2.0
 
 
 def test_many_switches_are_discovered_concurrently(facts: FactSet, host_key: paramiko.PKey,
                                                    tmp_path: Path) -> None:
     names = [s.name for s in facts.switches]
-    agents = [_agent(facts, name, host_key, delay=0.4).start() for name in names]
+    agents = [_agent(facts, name, host_key, delay=1.0).start() for name in names]
     try:
         known = _known_hosts(tmp_path, *agents)
 
@@ -113,7 +113,7 @@ def test_many_switches_are_discovered_concurrently(facts: FactSet, host_key: par
     assert set(merged.interfaces) == set(facts.interfaces)
     assert set(merged.neighbors) == {dataclasses.replace(n, source="netconf")
                                      for n in facts.neighbors if n.reporter is Reporter.SWITCH}
-    assert elapsed < 1.2  # in a row, four replies delayed 0.4 s would take 1.6 s
+    assert elapsed < 3.0  # in a row, four replies delayed 1 s would take at least 4 s
 
 
 def test_wrong_password_is_an_auth_error(agent: NetconfServer, tmp_path: Path) -> None:
@@ -131,7 +131,7 @@ def test_stalled_agent_times_out_within_the_timeout(facts: FactSet, host_key: pa
                        _known_hosts(tmp_path, agent))
         elapsed = time.monotonic() - started
     assert isinstance(error, SourceTimeout) and error.kind == "timeout"
-    assert 0.4 < elapsed < 0.9
+    assert 0.4 < elapsed < 1.5  # the timeout, not the 15 s SSH banner wait
 
 
 def test_a_slow_reply_times_out_within_the_timeout(facts: FactSet, host_key: paramiko.PKey,
@@ -143,7 +143,7 @@ def test_a_slow_reply_times_out_within_the_timeout(facts: FactSet, host_key: par
         elapsed = time.monotonic() - started
         assert agent.rpcs == ["get"]
     assert isinstance(error, SourceTimeout) and error.kind == "timeout"
-    assert 0.4 < elapsed < 0.9
+    assert 0.4 < elapsed < 1.5  # the timeout, not the 15 s SSH banner wait
 
 
 def test_another_host_key_in_known_hosts_is_refused(agent: NetconfServer,
@@ -217,4 +217,4 @@ def test_a_peer_that_never_speaks_times_out_and_frees_the_worker_thread() -> Non
         listener.close()
     assert isinstance(error, SourceTimeout) and error.kind == "timeout"
     # asyncio.run() waits for its worker threads: paramiko alone would wait 15 s
-    assert elapsed < 1.0
+    assert elapsed < 2.0
