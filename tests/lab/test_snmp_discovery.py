@@ -18,9 +18,9 @@ from inventory.snmp import poll_counters
 from tests.lab.netns import SNMP_AUTH, SNMP_COMMUNITY, SNMP_PRIV, SNMP_USER
 from topology.build import build_graph
 
-V2C = SnmpOptions(community=Secret(SNMP_COMMUNITY), timeout_s=1.0)
+V2C = SnmpOptions(community=Secret(SNMP_COMMUNITY), timeout_s=3.0)
 V3 = SnmpOptions(version="3", user=SNMP_USER, auth_protocol="sha", auth_key=Secret(SNMP_AUTH),
-                 priv_protocol="aes", priv_key=Secret(SNMP_PRIV), timeout_s=1.0)
+                 priv_protocol="aes", priv_key=Secret(SNMP_PRIV), timeout_s=3.0)
 
 
 def switches(lab):
@@ -109,7 +109,7 @@ def test_discover_command_writes_the_snapshot_and_reports(lab, tmp_path, monkeyp
     monkeypatch.setenv("LAB_COMMUNITY", SNMP_COMMUNITY)
     config = tmp_path / "fabcorr.yaml"
     config.write_text(
-        "defaults:\n  snmp: {community: {env: LAB_COMMUNITY}, timeout_s: 1}\n"
+        "defaults:\n  snmp: {community: {env: LAB_COMMUNITY}, timeout_s: 3}\n"
         "switches:\n" + "".join(f"  - {{name: {s}, address: {lab.mgmt[s]}}}\n"
                                  for s in lab.switches)
         + "  - {name: ghost, address: 198.18.0.99, snmp: {timeout_s: 0.3, retries: 0}}\n")
@@ -120,7 +120,7 @@ def test_discover_command_writes_the_snapshot_and_reports(lab, tmp_path, monkeyp
     write_facts(host_facts(lab), tmp_path / "hosts.yaml")
     code = main(["discover", "--config", str(config), "-o", str(tmp_path / "t.json"),
                  "--facts", str(tmp_path / "hosts.yaml"), "--host-lldp", str(hosts),
-                 "--deadline", "5"])
+                 "--deadline", "15"])
     err = capsys.readouterr().err
     assert code == 3  # the ghost switch did not answer
     assert "switches reached: 3/4\n" in err

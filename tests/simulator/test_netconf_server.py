@@ -51,7 +51,7 @@ def server(facts: FactSet, host_key: paramiko.PKey) -> Iterator[NetconfServer]:
         yield agent
 
 
-def _connect(agent: NetconfServer, password: str = "admin", timeout: float = 2.0):
+def _connect(agent: NetconfServer, password: str = "admin", timeout: float = 10.0):
     host, port = agent.address
     return manager.connect(host=host, port=port, username="admin", password=password,
                            hostkey_verify=False, allow_agent=False, look_for_keys=False,
