@@ -165,6 +165,9 @@ class GnmiClient:
                 try:
                     batch = await asyncio.wait_for(queue.get(), silence)
                 except TimeoutError as exc:
+                    if self.dropped:  # it did answer, with nothing pygnmi could parse
+                        raise GnmiError(f"{self.where}: Subscribe: {self.dropped} updates "
+                                        "could not be parsed", "garbage") from exc
                     raise GnmiTimeout(f"{self.where}: Subscribe: no update within "
                                       f"{silence:g} s") from exc
                 if isinstance(batch, BaseException):
@@ -239,7 +242,7 @@ class GnmiClient:
 
     async def _run(self, what: str, call: Callable[[], _T]) -> _T:
         try:
-            return await asyncio.wait_for(asyncio.to_thread(call), self.timeout_s)
+            return await asyncio.wait_for(_in_thread(call), self.timeout_s)
         except TimeoutError as exc:
             self.close()
             raise GnmiTimeout(f"{self.where}: {what}: no answer within "
@@ -259,6 +262,33 @@ class GnmiClient:
                 return []
             raise
         return result if isinstance(result, list) else [result]
+
+
+async def _in_thread(call: Callable[[], _T]) -> _T:
+    """Run a blocking pygnmi call in a thread of its own, not the loop's shared executor.
+
+    pygnmi's Capabilities and Get have no deadline: against a stalled target a call can
+    block until the channel is closed. In the shared executor such calls would starve the
+    other switches' calls (and queue past their own deadline), and ``asyncio.run`` would
+    wait for them at exit; a daemon thread of its own does neither.
+    """
+    loop = asyncio.get_running_loop()
+    future: asyncio.Future[_T] = loop.create_future()
+
+    def settle(result: Any, failed: bool) -> None:
+        if not future.done():
+            (future.set_exception if failed else future.set_result)(result)
+
+    def work() -> None:
+        try:
+            result, failed = call(), False
+        except BaseException as exc:  # handed to the awaiting coroutine
+            result, failed = exc, True
+        with contextlib.suppress(RuntimeError):  # the loop is gone: nobody is waiting
+            loop.call_soon_threadsafe(settle, result, failed)
+
+    threading.Thread(target=work, name="gnmi-call", daemon=True).start()
+    return await future
 
 
 def _request(mode: str, paths: Sequence[str], interval_ns: int = 0) -> dict[str, Any]:
