@@ -9,13 +9,14 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
-from benchmarks import inventory_suite, topology_suite
+from benchmarks import gnmi_suite, inventory_suite, topology_suite
 from benchmarks.harness import Result, context, table
 from simulator.ladder import LADDER
 
 SUITES: dict[str, Callable[[list[str], int], list[Result]]] = {
     "topology": topology_suite.run,
     "inventory": inventory_suite.run,
+    "gnmi": gnmi_suite.run,
 }
 
 
