@@ -26,9 +26,8 @@ from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from inventory.errors import ConfigError
+from inventory.files import load_config
 
 PROTOCOLS = ("gnmi", "snmp", "netconf")
 VENDORS = ("openconfig", "sonic", "eos", "cumulus")
@@ -113,14 +112,8 @@ _OPTION_TYPES = {"gnmi": GnmiOptions, "snmp": SnmpOptions, "netconf": NetconfOpt
 def load_devices(path: str | Path, environ: Mapping[str, str] | None = None
                  ) -> tuple[SwitchConfig, ...]:
     """Read the switches of a device inventory (or fabcorr.yaml) file."""
-    origin = str(path)
-    try:
-        document = yaml.safe_load(Path(path).read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise ConfigError(origin, "", f"cannot read: {exc.strerror}") from exc
-    except yaml.YAMLError as exc:
-        raise ConfigError(origin, "", f"not YAML: {exc}") from exc
-    return devices_from(document, origin, os.environ if environ is None else environ)
+    return devices_from(load_config(path), str(path),
+                        os.environ if environ is None else environ)
 
 
 def devices_from(document: Any, origin: str, environ: Mapping[str, str]

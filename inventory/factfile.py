@@ -22,10 +22,10 @@ import yaml
 
 from inventory.errors import FactError
 from inventory.facts import FACT_TYPES, FactSet
+from inventory.files import expand, load_data
 
 SCHEMA = "fabcorr/facts"
 VERSION = 1
-_SUFFIXES = (".json", ".yaml", ".yml")
 
 
 def facts_to_document(facts: FactSet) -> dict[str, Any]:
@@ -144,7 +144,8 @@ def read_facts(paths: Iterable[str | Path]) -> FactSet:
     """Read and merge fact files; a directory contributes its ``*.json``/``*.yaml`` files."""
     facts = FactSet()
     for path in _expand(paths):
-        facts = facts.merge(facts_from_document(_load(path), str(path)))
+        facts = facts.merge(facts_from_document(load_data(path, FactError, 'facts'),
+                                                str(path)))
     return facts
 
 
@@ -161,26 +162,10 @@ def write_facts(facts: FactSet, path: str | Path) -> None:
 
 
 def _expand(paths: Iterable[str | Path]) -> list[Path]:
-    files: list[Path] = []
     for path in map(Path, paths):
-        if path.is_dir():
-            found = sorted(p for p in path.iterdir() if p.suffix in _SUFFIXES)
-            if not found:
-                raise FactError(f"{path}: no fact files (*.json, *.yaml) in this directory")
-            files.extend(found)
-        elif path.exists():
-            files.append(path)
-        else:
-            raise FactError(f"{path}: no such file or directory")
-    return files
-
-
-def _load(path: Path) -> Any:
-    try:
-        text = path.read_text(encoding="utf-8")
-        return json.loads(text) if path.suffix == ".json" else yaml.safe_load(text)
-    except (OSError, ValueError, yaml.YAMLError) as exc:
-        raise FactError(f"{path}: cannot read: {exc}") from exc
+        if path.is_dir() and not expand([path], FactError):
+            raise FactError(f"{path}: no fact files (*.json, *.yaml) in this directory")
+    return expand(paths, FactError)
 
 
 def _fact_to_dict(fact: Any, defaults: Mapping[str, Any]) -> dict[str, Any]:

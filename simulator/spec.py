@@ -17,22 +17,14 @@ import dataclasses
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from inventory.errors import ConfigError
+from inventory.files import load_config
 from simulator.generator import FabricSpec, JobSpec
 
 
 def load_fabric_spec(path: str | Path) -> FabricSpec:
     """Read and validate a fabric spec file; ConfigError names the file, key and reason."""
-    origin = str(path)
-    try:
-        document = yaml.safe_load(Path(path).read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise ConfigError(origin, "", f"cannot read: {exc.strerror}") from exc
-    except yaml.YAMLError as exc:
-        raise ConfigError(origin, "", f"not YAML: {exc}") from exc
-    return fabric_spec_from(document, origin)
+    return fabric_spec_from(load_config(path), str(path))
 
 
 def fabric_spec_from(document: Any, origin: str = "<spec>") -> FabricSpec:

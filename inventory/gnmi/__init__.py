@@ -24,7 +24,7 @@ from inventory.devices import SwitchConfig
 from inventory.errors import DecodeError
 from inventory.facts import FactSet
 from inventory.gnmi.client import GnmiAuthError, GnmiClient, GnmiError, GnmiTimeout, GnmiUnreachable
-from inventory.gnmi.mapping import facts_from_replies, port_counters
+from inventory.gnmi.mapping import CounterDecoder, facts_from_replies
 from inventory.gnmi.profiles import DISCOVERY_PATHS, LOCAL_LLDP_PATH, profile_for
 
 __all__ = ["GnmiAuthError", "GnmiError", "GnmiTimeout", "GnmiUnreachable", "discover",
@@ -54,16 +54,29 @@ async def stream_counters(switch: SwitchConfig, interval_s: float
     """Port counters of the switch every ``interval_s`` (Subscribe STREAM, SAMPLE).
 
     Yields one list per sample, the first being the initial state. A sample that does not
-    decode is logged and skipped.
+    decode is logged and skipped; an update whose JSON does not parse is dropped, and a
+    target that sends nothing but such updates for as long as a silent one would be given
+    fails with kind ``garbage``.
     """
     profile = profile_for(switch.vendor)
+    decoder = CounterDecoder(switch.name)
+    patience = switch.gnmi.timeout_s
     async with GnmiClient(switch) as client, aclosing(client.stream(
             profile.counter_paths, interval_s, profile.counter_target)) as samples:
-        async for items in samples:
+        deadline = time.monotonic() + patience
+        async for notifications in samples:
+            dropped = decoder.dropped
             try:
-                readings = port_counters(switch.name, items, time.time())
+                readings = decoder.decode(notifications, time.time())
             except DecodeError as exc:
                 _log.warning("%s: skipped a sample: %s", client.where, exc)
                 continue
+            if decoder.dropped > dropped:
+                _log.debug("%s: dropped %d updates whose JSON did not parse", client.where,
+                           decoder.dropped - dropped)
             if readings:
+                deadline = time.monotonic() + interval_s + patience
                 yield readings
+            elif decoder.dropped and time.monotonic() >= deadline:
+                raise GnmiError(f"{client.where}: Subscribe: {decoder.dropped} updates "
+                                "could not be parsed", "garbage")

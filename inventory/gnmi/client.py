@@ -16,14 +16,19 @@ pygnmi 0.8.15 behaviours handled here (REFERENCE §3):
   the wait and sets ``GRPC_SSL_CIPHER_SUITES`` for the whole process; the first RPC then
   fails fast with UNAVAILABLE instead.
 - A notification with timestamp 0, or whose JSON does not parse, arrives as ``None``.
-- The first stream item merges every update before ``sync_response`` under the last
-  prefix only: it is dropped when it carries a prefix.
 - A subscription's pygnmi thread only notices errors through ``subscriber.error``.
+
+Streams skip pygnmi's per-update dict conversion (``telemetryParser``) and its thread and
+queue: the Subscribe RPC is opened with pygnmi's request builder and gNMI stub on the
+channel, TLS and credentials pygnmi set up, and one thread per stream hands the raw
+``SubscribeResponse`` messages to the event loop, where they are cut into samples. Like
+pygnmi's ``subscribe2``, the client side of the RPC stays open until the stream ends.
 """
 
 from __future__ import annotations
 
 import asyncio
+import collections
 import contextlib
 import logging
 import os
@@ -36,6 +41,8 @@ from typing import Any, Self, TypeVar
 
 import grpc
 from pygnmi.client import gNMIclient
+from pygnmi.spec.v080.gnmi_pb2 import Notification, SubscribeRequest, SubscribeResponse
+from pygnmi.spec.v080.gnmi_pb2_grpc import gNMIStub
 
 from inventory.devices import SwitchConfig
 from inventory.errors import SourceError, SourceTimeout, SourceUnreachable
@@ -45,7 +52,6 @@ __all__ = ["GnmiAuthError", "GnmiClient", "GnmiError", "GnmiTimeout", "GnmiUnrea
 _log = logging.getLogger(__name__)
 _T = TypeVar("_T")
 _POLL_S = 0.1  # how often a waiting ONCE call checks for a stream error
-_IDLE_POLL_S = 1.0  # how often an idle stream thread checks for errors and stop requests
 _TLS_HINT = re.compile(r"ssl|tls|handshake|certificate|verification", re.IGNORECASE)
 _MISSING = (grpc.StatusCode.NOT_FOUND, grpc.StatusCode.UNIMPLEMENTED,
             grpc.StatusCode.INVALID_ARGUMENT)
@@ -88,9 +94,9 @@ class GnmiClient:
         self.switch = switch
         self.where = f"gNMI {switch.name} at {switch.address}:{switch.gnmi.port}"
         self.timeout_s = switch.gnmi.timeout_s
-        self.dropped = 0  # stream items pygnmi could not parse (None)
         self._client: gNMIclient | None = None
-        self._threads: list[threading.Thread] = []  # pygnmi's, one per subscription
+        self._threads: list[threading.Thread] = []  # pygnmi's, one per ONCE subscription
+        self._streams: list[_Stream] = []
 
     async def __aenter__(self) -> Self:
         await self.connect()
@@ -110,6 +116,9 @@ class GnmiClient:
         if client is None:
             return
         _expect_cancel(self._threads)
+        for stream in self._streams:
+            stream.end()
+        self._streams.clear()
         with contextlib.suppress(AttributeError):  # connect() never created the channel
             client.close()
 
@@ -141,33 +150,29 @@ class GnmiClient:
         return await self._maybe_missing(missing_ok, self._run("Subscribe ONCE", collect))
 
     async def stream(self, paths: Sequence[str], interval_s: float,
-                     target: str = "") -> AsyncIterator[list[dict[str, Any]]]:
-        """Subscribe STREAM, SAMPLE every ``interval_s``: yields the items of each sample,
-        the first being the initial state. Ending the iteration closes the session."""
-        client = self._open()
-        request = _request("stream", paths, int(interval_s * 1e9))
-        subscriber = await self._run("Subscribe", lambda: client.subscribe2(
-            subscribe=request, target=target or None))
-        self._threads.append(subscriber._subscribe_thread)
-        loop, queue = asyncio.get_running_loop(), asyncio.Queue[Any]()
-        stop = threading.Event()
+                     target: str = "") -> AsyncIterator[list[Notification]]:
+        """Subscribe STREAM, SAMPLE every ``interval_s``: yields the notifications of each
+        sample (pygnmi's protobuf messages), the first being the initial state. Ending the
+        iteration closes the session.
 
-        def deliver(item: Any) -> None:
-            try:
-                loop.call_soon_threadsafe(queue.put_nowait, item)
-            except RuntimeError:  # the loop is gone: nobody is listening
-                stop.set()
-        threading.Thread(target=self._pump, args=(subscriber, deliver, stop, interval_s),
-                         name=f"gnmi-{self.switch.name}", daemon=True).start()
+        A sample ends at ``sync_response``, when a notification stamped half an interval
+        later arrives, or after half an interval (at most 1 s) without notifications.
+        """
+        client = self._open()
+        try:
+            message = client._build_subscriptionrequest(
+                _request("stream", paths, int(interval_s * 1e9)), target or None)
+        except Exception as exc:
+            raise _translate(exc, self.where, "Subscribe") from exc
+        stream = _Stream(asyncio.get_running_loop(), interval_s, self.switch.name)
+        self._streams.append(stream)
         silence = self.timeout_s
         try:
+            stream.start(client, message)
             while True:
                 try:
-                    batch = await asyncio.wait_for(queue.get(), silence)
+                    batch = await asyncio.wait_for(stream.samples.get(), silence)
                 except TimeoutError as exc:
-                    if self.dropped:  # it did answer, with nothing pygnmi could parse
-                        raise GnmiError(f"{self.where}: Subscribe: {self.dropped} updates "
-                                        "could not be parsed", "garbage") from exc
                     raise GnmiTimeout(f"{self.where}: Subscribe: no update within "
                                       f"{silence:g} s") from exc
                 if isinstance(batch, BaseException):
@@ -175,48 +180,7 @@ class GnmiClient:
                 silence = interval_s + self.timeout_s
                 yield batch
         finally:
-            stop.set()
             self.close()
-
-    def _pump(self, subscriber: Any, deliver: Callable[[Any], None], stop: threading.Event,
-              interval_s: float) -> None:
-        """Thread: hand pygnmi's items to the event loop, one list per sample.
-
-        A sample ends at ``sync_response``, when an item stamped half an interval later
-        arrives, or after half an interval (at most 1 s) without items.
-        """
-        settle, gap = min(interval_s / 2, 1.0), interval_s * 1e9 / 2
-        batch: list[dict[str, Any]] = []
-        stamp, first = 0, True
-        while not stop.is_set():
-            try:
-                item = _next_item(subscriber, settle if batch else _IDLE_POLL_S)
-            except TimeoutError:
-                if batch:
-                    deliver(batch)
-                    batch = []
-                continue
-            except Exception as exc:
-                deliver(exc)
-                return
-            if item is None:
-                self.dropped += 1
-                _log.debug("%s: pygnmi dropped an update (timestamp 0 or bad JSON)", self.where)
-                continue
-            update = item.get("update") or {}
-            if first and "sync_response" in item and update.get("prefix"):
-                item = {"sync_response": True}  # merged: its updates lost their own prefixes
-            first = False
-            timestamp = update.get("timestamp") or 0
-            if batch and timestamp and stamp and abs(timestamp - stamp) >= gap:
-                deliver(batch)
-                batch = []
-            if not batch or not stamp:
-                stamp = timestamp
-            batch.append(item)
-            if "sync_response" in item:
-                deliver(batch)
-                batch = []
 
     def _new_client(self) -> gNMIclient:
         options = self.switch.gnmi
@@ -289,6 +253,118 @@ async def _in_thread(call: Callable[[], _T]) -> _T:
 
     threading.Thread(target=work, name="gnmi-call", daemon=True).start()
     return await future
+
+
+class _Stream:
+    """One Subscribe RPC on pygnmi's channel: a thread reads its responses and hands them
+    to the event loop, which cuts them into samples (lists of notifications) and puts
+    them, or the error that ended the RPC, in ``samples``."""
+
+    def __init__(self, loop: asyncio.AbstractEventLoop, interval_s: float, name: str) -> None:
+        self.samples: asyncio.Queue[list[Notification] | BaseException] = asyncio.Queue()
+        self._loop, self._name = loop, name
+        self._settle, self._gap = min(interval_s / 2, 1.0), interval_s * 1e9 / 2
+        self._released = threading.Event()  # ends the request stream
+        self._ended = False
+        # reader thread -> loop; the thread asks for a drain only when none is pending
+        self._incoming: collections.deque[SubscribeResponse | BaseException] = \
+            collections.deque()
+        self._draining = False
+        # loop only
+        self._batch: list[Notification] = []
+        self._stamp = 0
+        self._last = 0.0
+        self._timer: asyncio.TimerHandle | None = None
+
+    def start(self, client: gNMIclient, message: SubscribeRequest) -> None:
+        """Open the RPC with pygnmi's stub and credentials, and start reading it."""
+        released = self._released
+
+        def requests() -> Any:
+            yield message
+            released.wait()  # keep the client side open, as pygnmi's subscribe2 does
+
+        # pygnmi keeps its channel and call metadata (credentials) private; the stub is
+        # what its own Subscribe calls use
+        channel, metadata = client._gNMIclient__channel, client._gNMIclient__metadata  # type: ignore[attr-defined]
+        call = gNMIStub(channel).Subscribe(requests(), metadata=metadata)
+        threading.Thread(target=self._read, args=(call,), name=f"gnmi-{self._name}",
+                         daemon=True).start()
+
+    def end(self) -> None:
+        """Stop reading; closing the channel cancels the RPC itself."""
+        self._ended = True
+        self._released.set()
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+
+    def _read(self, call: Any) -> None:
+        """Thread: every response of the RPC, then why it ended."""
+        try:
+            for response in call:
+                self._hand(response)
+        except Exception as exc:  # the RPC failed, or was cancelled by end()
+            self._hand(exc)
+        else:
+            self._hand(EOFError("the target ended the subscription"))
+
+    def _hand(self, item: SubscribeResponse | BaseException) -> None:
+        if self._ended:
+            return
+        self._incoming.append(item)
+        if not self._draining:
+            self._draining = True
+            try:
+                self._loop.call_soon_threadsafe(self._drain)
+            except RuntimeError:  # the loop is gone: nobody is listening
+                self.end()
+
+    def _drain(self) -> None:
+        self._draining = False
+        incoming, batch, gap = self._incoming, self._batch, self._gap
+        while incoming and not self._ended:
+            item = incoming.popleft()
+            if isinstance(item, BaseException):
+                self._deliver()
+                self.samples.put_nowait(item)
+                self.end()
+                return
+            kind = item.WhichOneof("response")
+            if kind == "update":
+                notification = item.update
+                stamp = notification.timestamp
+                if batch and stamp and self._stamp and abs(stamp - self._stamp) >= gap:
+                    self._deliver()
+                    batch = self._batch
+                if not batch or not self._stamp:
+                    self._stamp = stamp
+                batch.append(notification)
+            elif kind == "sync_response":
+                self._deliver(always=True)
+                batch = self._batch
+        self._last = self._loop.time()
+        if batch and self._timer is None and not self._ended:
+            self._timer = self._loop.call_later(self._settle, self._quiet)
+
+    def _quiet(self) -> None:
+        """Timer: deliver the batch once nothing has come for ``settle`` seconds."""
+        self._timer = None
+        if not self._batch or self._ended:
+            return
+        idle = self._loop.time() - self._last
+        if idle >= self._settle * 0.99:
+            self._deliver()
+        else:
+            self._timer = self._loop.call_later(self._settle - idle, self._quiet)
+
+    def _deliver(self, always: bool = False) -> None:
+        if self._batch or always:
+            self.samples.put_nowait(self._batch)
+            self._batch = []
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
 
 
 def _request(mode: str, paths: Sequence[str], interval_ns: int = 0) -> dict[str, Any]:

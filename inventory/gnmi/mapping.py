@@ -12,6 +12,7 @@ are read as list entries.
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Iterable, Iterator, Mapping
 from functools import lru_cache
@@ -51,14 +52,39 @@ class Leaf(NamedTuple):
     timestamp: int = 0
 
 
-class _Table(NamedTuple):
+class _Table:
     """The counters of one container; per-priority or per-queue ones take the list key at
     ``sub`` as suffix (after its last ``:`` when ``after_colon``, as SONiC's
-    ``Ethernet68:3``)."""
+    ``Ethernet68:3``).
 
-    leaves: dict[str, str]
-    sub: int | None = None
-    after_colon: bool = False
+    ``names`` remembers what each leaf name met so far (module-qualified or not) stands
+    for, ``""`` for none; ``plain`` those whose value is the counter itself, ``parts``
+    the (unqualified) parts of totals.
+    """
+
+    __slots__ = ("after_colon", "leaves", "names", "parts", "plain", "sub")
+    _MAX_NAMES = 4096  # a target inventing names cannot grow the tables without bound
+
+    def __init__(self, leaves: dict[str, str], sub: int | None = None,
+                 after_colon: bool = False) -> None:
+        self.leaves, self.sub, self.after_colon = leaves, sub, after_colon
+        self.names = dict(leaves)
+        self.plain = {leaf: name for leaf, name in leaves.items() if _is_plain(name)}
+        self.parts = {leaf: name.partition("+")[0] for leaf, name in leaves.items()
+                      if "+" in name}
+
+    def resolve(self, leaf: str) -> str:
+        """The counter (``=field``, ``total+part``) name of ``leaf``, ``""`` if none."""
+        name = self.leaves.get(_local(leaf), "") if ":" in leaf else ""
+        if len(self.names) < self._MAX_NAMES:
+            self.names[leaf] = name
+            if name and _is_plain(name):
+                self.plain[leaf] = name
+        return name
+
+
+def _is_plain(name: str) -> bool:
+    return name[0] != "=" and "+" not in name
 
 
 _IF = "interfaces/interface/state/counters"
@@ -196,37 +222,176 @@ def port_counters(switch: str, replies: Iterable[Mapping[str, Any]],
     ...                         "priorities/priority[index=3]/state/in-frames", "val": "9"}]}}])]
     [{'pfc_rx_pause/3': 9, 'in_pkts': 6}]
     """
-    ports: dict[str, _Reading] = {}
+    ports = _Ports()
     for reply in replies:
-        for container, keys, node, timestamp in _nodes(reply):
-            table = _COUNTERS.get(container)
-            if table is None:
-                continue
-            if len(keys) <= (table.sub or 0):
-                raise DecodeError(f"{container} lacks its interface, priority or queue key")
-            reading = ports.get(keys[0])
-            if reading is None:
-                reading = ports[keys[0]] = _Reading()
-            if timestamp > reading.timestamp:
-                reading.timestamp = timestamp
-            suffix = ""
-            if table.sub is not None:
-                suffix = keys[table.sub]
-                suffix = "/" + (suffix.rpartition(":")[2] if table.after_colon else suffix)
-            values, leaves = reading.values, table.leaves
-            for leaf, value in node.items():
-                name = leaves.get(leaf)
-                if name is None and (":" not in leaf or
-                                     (name := leaves.get(_local(leaf))) is None):
+        for container, keys, value, timestamp in _roots(reply):
+            ports.walk(container, keys, value, timestamp)
+    return ports.readings(switch, received_at)
+
+
+class CounterDecoder:
+    """Counter readings from one Subscribe stream's notifications, as pygnmi's protobuf
+    messages (``gnmi_pb2.Notification``), without converting them to dicts first.
+
+    Same tables and rules as :func:`port_counters`. Each update path is parsed once and
+    remembered, so a sample costs its values only. A value that is JSON but does not parse
+    drops that update (counted in ``dropped``); other malformed values raise DecodeError.
+    Scalar typed values (``uint_val``, ``string_val``...) are read as leaves.
+
+    >>> from pygnmi.spec.v080 import gnmi_pb2 as pb
+    >>> path = pb.Path(elem=[pb.PathElem(name="interfaces"),
+    ...     pb.PathElem(name="interface", key={"name": "Ethernet1"}), pb.PathElem(name="state")])
+    >>> leaf = pb.Path(elem=[*path.elem, pb.PathElem(name="counters"),
+    ...                      pb.PathElem(name="out-octets")])
+    >>> json = pb.TypedValue(json_ietf_val=b'{"counters": {"in-octets": "5"}}')
+    >>> n = pb.Notification(timestamp=3 * 10**9, update=[pb.Update(path=path, val=json),
+    ...     pb.Update(path=leaf, val=pb.TypedValue(uint_val=7))])
+    >>> [(c.port, c.at, c.values) for c in CounterDecoder("leaf01").decode([n])]
+    [('Ethernet1', 3.0, {'in_octets': 5, 'out_octets': 7})]
+    """
+
+    _MAX_PATHS = 1 << 16
+
+    def __init__(self, switch: str) -> None:
+        self.switch = switch
+        self.dropped = 0  # updates whose JSON did not parse
+        self._paths: dict[bytes, tuple[str, tuple[str, ...], str, str]] = {}
+
+    def decode(self, notifications: Iterable[Any], received_at: float = 0.0
+               ) -> list[PortCounters]:
+        """The readings of one sample; ``received_at`` stands in for a missing timestamp."""
+        ports, paths, loads = _Ports(), self._paths, json.loads
+        for n in notifications:
+            timestamp, prefix = n.timestamp, n.prefix
+            lead = prefix.SerializeToString() if prefix.elem else b""
+            for update in n.update:
+                key = update.path.SerializeToString()
+                if lead:
+                    key = lead + b"/" + key
+                where = paths.get(key)
+                if where is None:
+                    container, keys = _parse_elems([*prefix.elem, *update.path.elem])
+                    where = (container, keys, *container.rpartition("/")[::2])
+                    if len(paths) >= self._MAX_PATHS:
+                        paths.clear()
+                    paths[key] = where
+                val = update.val
+                kind = val.WhichOneof("value")
+                if kind is None:
                     continue
-                if value.__class__ is str and value.isdigit() and value.isascii() \
-                        and name[0] != "=" and "+" not in name:
-                    values[name + suffix] = int(value)  # the common case, kept inline
+                if kind == "json_ietf_val" or kind == "json_val":
+                    try:
+                        value = loads(getattr(val, kind))
+                    except ValueError:  # malformed JSON (or not UTF-8)
+                        self.dropped += 1
+                        continue
+                    if value.__class__ is dict or value.__class__ is list:
+                        ports.walk(where[0], where[1], value, timestamp)
+                        continue
+                    if value is None:
+                        continue
                 else:
-                    reading.add(name + suffix, value, container, leaf, keys)
-    return [PortCounters(switch, port, r.timestamp / 1e9 if r.timestamp else received_at,
-                         r.totals(), oper_status=r.oper_status, speed_bps=r.speed_bps,
-                         last_clear=r.last_clear) for port, r in ports.items()]
+                    value = getattr(val, kind)
+                container, keys, parent, name = where
+                if container in _CONTAINERS:
+                    raise DecodeError(f"gNMI value at {container!r} of {'/'.join(keys) or '?'}"
+                                      f" is not an object: {_short(value)}")
+                ports.leaf(parent, keys, name, value, timestamp)
+        return ports.readings(self.switch, received_at)
+
+
+class _Ports:
+    """Counter readings per port, from the objects and leaves of counter containers.
+
+    :meth:`walk` descends an object like :func:`_walk` (same checks, same order) and
+    reads the counters of every container with a table on the way.
+    """
+
+    __slots__ = ("ports",)
+
+    def __init__(self) -> None:
+        self.ports: dict[str, _Reading] = {}
+
+    def walk(self, container: str, keys: tuple[str, ...], node: Any, timestamp: int) -> None:
+        if node.__class__ is list:
+            for entry in node:
+                if entry.__class__ is not dict:
+                    raise DecodeError(f"list entry at {container!r} is not an object: "
+                                      f"{_short(entry)}")
+                for key in _LIST_KEYS:
+                    if key in entry:
+                        self.walk(container, (*keys, str(entry[key])), entry, timestamp)
+                        break
+                else:
+                    self.walk(container, (*keys, ""), entry, timestamp)
+            return
+        if node.__class__ is not dict:
+            raise DecodeError(f"{container!r} is not an object: {_short(node)}")
+        table = _COUNTERS.get(container)
+        if table is None:
+            nested = _subtrees(container, keys, node)
+        else:  # a counter container; the inline cases are those of _Reading.add
+            reading, suffix = self._reading(container, table, keys, timestamp)
+            values, plain, parts, sums = reading.values, table.plain, table.parts, reading.parts
+            nested = None
+            for name, child in node.items():
+                if child.__class__ is str and child.isdigit() and child.isascii():
+                    counter = plain.get(name)
+                    if counter is not None:
+                        values[counter + suffix] = int(child)
+                        continue
+                    counter = parts.get(name)
+                    if counter is not None:
+                        sums[counter] = sums.get(counter, 0) + int(child)
+                        continue
+                if child.__class__ is dict or child.__class__ is list:
+                    path = _child(container, name)
+                    if path:
+                        nested = nested or []
+                        nested.append((path, keys, child))
+                        continue
+                elif (name in _CONTAINER_NAMES or ":" in name) and _child(container, name):
+                    raise DecodeError(f"{container}/{name} is not an object: {_short(child)}")
+                counter = table.names.get(name)
+                if counter is None:
+                    counter = table.resolve(name)
+                if counter:
+                    reading.add(counter + suffix, child, container, name, keys)
+        if nested:
+            for path, sub, child in nested:
+                self.walk(path, sub, child, timestamp)
+
+    def leaf(self, container: str, keys: tuple[str, ...], name: str, value: Any,
+             timestamp: int) -> None:
+        """One leaf ``name`` of ``container`` (a scalar update)."""
+        table = _COUNTERS.get(container)
+        if table is None:
+            return
+        reading, suffix = self._reading(container, table, keys, timestamp)
+        counter = table.names.get(name)
+        if counter is None:
+            counter = table.resolve(name)
+        if counter:
+            reading.add(counter + suffix, value, container, name, keys)
+
+    def _reading(self, container: str, table: _Table, keys: tuple[str, ...],
+                 timestamp: int) -> tuple[_Reading, str]:
+        if len(keys) <= (table.sub or 0):
+            raise DecodeError(f"{container} lacks its interface, priority or queue key")
+        reading = self.ports.get(keys[0])
+        if reading is None:
+            reading = self.ports[keys[0]] = _Reading()
+        if timestamp > reading.timestamp:
+            reading.timestamp = timestamp
+        if table.sub is None:
+            return reading, ""
+        suffix = keys[table.sub]
+        return reading, "/" + (suffix.rpartition(":")[2] if table.after_colon else suffix)
+
+    def readings(self, switch: str, received_at: float) -> list[PortCounters]:
+        return [PortCounters(switch, port, r.timestamp / 1e9 if r.timestamp else received_at,
+                             r.totals(), oper_status=r.oper_status, speed_bps=r.speed_bps,
+                             last_clear=r.last_clear) for port, r in self.ports.items()]
 
 
 class _Reading:
@@ -245,9 +410,9 @@ class _Reading:
     def add(self, name: str, value: Any, container: str, leaf: str,
             keys: tuple[str, ...]) -> None:
         if name == "=oper_status":
-            self.oper_status = oper_status(_string(value, container, leaf))
+            self.oper_status = _oper_status(_string(value, container, leaf))
         elif name == "=speed_bps":
-            self.speed_bps = speed_bps(_string(value, container, leaf))
+            self.speed_bps = _speed_bps(_string(value, container, leaf))
         elif name == "=last_clear":
             self.last_clear = _count(value, container, leaf, keys) / 1e9
         elif "+" in name:
@@ -285,6 +450,10 @@ def oper_status(value: str) -> str:
     return _local(value).lower().replace("_", "-")
 
 
+_oper_status = lru_cache(maxsize=256)(oper_status)  # a few values, every sample
+_speed_bps = lru_cache(maxsize=256)(speed_bps)
+
+
 def id_subtype(value: str) -> IdSubtype:
     """An OpenConfig LLDP chassis-id-type or port-id-type as an :class:`IdSubtype`.
 
@@ -314,9 +483,9 @@ def _notifications(reply: Mapping[str, Any]) -> Iterator[tuple[int, str, list[An
         yield timestamp, n.get("prefix") or "", n.get("update") or []
 
 
-def _nodes(reply: Mapping[str, Any]) -> list[_Node]:
-    """Every object under the containers the tables read, with its path and keys."""
-    found: list[_Node] = []
+def _roots(reply: Mapping[str, Any]) -> Iterator[tuple[str, tuple[str, ...], Any, int]]:
+    """Each update of a reply as (container, keys, object, timestamp); a scalar value as
+    an object of one leaf in its parent container."""
     for timestamp, prefix, updates in _notifications(reply):
         for update in updates:
             if not isinstance(update, Mapping):
@@ -326,19 +495,27 @@ def _nodes(reply: Mapping[str, Any]) -> list[_Node]:
             container, keys = _parse(path)
             value = update.get("val")
             if isinstance(value, dict | list):
-                _walk(container, keys, value, timestamp, found)
+                yield container, keys, value, timestamp
             elif value is not None:
                 if container in _CONTAINERS or (isinstance(value, str)
                                                 and value[:1] in ("{", "[")):
                     raise DecodeError(f"gNMI value at {path!r} is not valid JSON: "
                                       f"{_short(value)}")
                 parent, _, name = container.rpartition("/")
-                found.append((parent, keys, {name: value}, timestamp))
+                yield parent, keys, {name: value}, timestamp
+
+
+def _nodes(reply: Mapping[str, Any]) -> list[_Node]:
+    """Every object under the containers the tables read, with its path and keys."""
+    found: list[_Node] = []
+    for container, keys, value, timestamp in _roots(reply):
+        _walk(container, keys, value, timestamp, found)
     return found
 
 
 def _walk(container: str, keys: tuple[str, ...], node: Any, timestamp: int,
-          out: list[_Node]) -> None:
+          out: list[_Node]) -> list[_Node]:
+    """Append to ``out`` ``node`` and every object under it in a container fabcorr reads."""
     if node.__class__ is list:
         for entry in node:
             if entry.__class__ is not dict:
@@ -350,7 +527,7 @@ def _walk(container: str, keys: tuple[str, ...], node: Any, timestamp: int,
                     break
             else:
                 _walk(container, (*keys, ""), entry, timestamp, out)
-        return
+        return out
     if node.__class__ is not dict:
         raise DecodeError(f"{container!r} is not an object: {_short(node)}")
     out.append((container, keys, node, timestamp))
@@ -359,13 +536,50 @@ def _walk(container: str, keys: tuple[str, ...], node: Any, timestamp: int,
         if child.__class__ is dict or child.__class__ is list:
             if anonymous:
                 _walk(f"{container}/*", (*keys, name), child, timestamp, out)
-                continue
-            path = f"{container}/{_local(name)}" if container else _local(name)
-            if path in _CONTAINERS:
+            elif path := _child(container, name):
                 _walk(path, keys, child, timestamp, out)
         elif not anonymous and (name in _CONTAINER_NAMES or ":" in name) and \
-                f"{container}/{_local(name)}".lstrip("/") in _CONTAINERS:
+                _child(container, name):
             raise DecodeError(f"{container}/{name} is not an object: {_short(child)}")
+    return out
+
+
+_CHILDREN: dict[tuple[str, str], str] = {}
+
+
+def _child(container: str, name: str) -> str:
+    """The path of member ``name`` of ``container`` if it is a container the walk enters,
+    else ``""``."""
+    path = _CHILDREN.get((container, name))
+    if path is None:
+        path = f"{container}/{_local(name)}" if container else _local(name)
+        if path not in _CONTAINERS:
+            path = ""
+        if len(_CHILDREN) < 1 << 14:
+            _CHILDREN[container, name] = path
+    return path
+
+
+def _subtrees(container: str, keys: tuple[str, ...], node: dict[str, Any]
+              ) -> list[tuple[str, tuple[str, ...], Any]] | None:
+    """The members of ``node`` the walk enters, with their paths and keys; DecodeError
+    for a scalar where an object is expected."""
+    nested = None
+    if container.rpartition("/")[2] in _ANONYMOUS:
+        for name, child in node.items():
+            if child.__class__ is dict or child.__class__ is list:
+                nested = nested or []
+                nested.append((f"{container}/*", (*keys, name), child))
+        return nested
+    for name, child in node.items():
+        if child.__class__ is dict or child.__class__ is list:
+            path = _child(container, name)
+            if path:
+                nested = nested or []
+                nested.append((path, keys, child))
+        elif (name in _CONTAINER_NAMES or ":" in name) and _child(container, name):
+            raise DecodeError(f"{container}/{name} is not an object: {_short(child)}")
+    return nested
 
 
 @lru_cache(maxsize=1 << 16)
@@ -381,6 +595,21 @@ def _parse(path: str) -> tuple[str, tuple[str, ...]]:
         else:
             names.append(_local(name))
             keys.extend(_KEY.findall(brackets))
+    return "/".join(names), tuple(keys)
+
+
+def _parse_elems(elems: Iterable[Any]) -> tuple[str, tuple[str, ...]]:
+    """:func:`_parse` of a path given as gNMI ``PathElem`` messages (keys of one element
+    in the order of their names, as pygnmi prints them)."""
+    names: list[str] = []
+    keys: list[str] = []
+    for elem in elems:
+        if names and names[-1] in _ANONYMOUS:
+            names.append("*")
+            keys.append(elem.name)
+        else:
+            names.append(_local(elem.name))
+            keys.extend(value for _, value in sorted(elem.key.items()))
     return "/".join(names), tuple(keys)
 
 
