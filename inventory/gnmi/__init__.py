@@ -71,6 +71,8 @@ async def stream_counters(switch: SwitchConfig, interval_s: float
             except DecodeError as exc:
                 _log.warning("%s: skipped a sample: %s", client.where, exc)
                 continue
+            finally:
+                del notifications  # nor held until the next one
             if decoder.dropped > dropped:
                 _log.debug("%s: dropped %d updates whose JSON did not parse", client.where,
                            decoder.dropped - dropped)

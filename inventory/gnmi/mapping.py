@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import re
+import sys
 from collections.abc import Iterable, Iterator, Mapping
 from functools import lru_cache
 from typing import Any, NamedTuple
@@ -58,28 +59,39 @@ class _Table:
     ``Ethernet68:3``).
 
     ``names`` remembers what each leaf name met so far (module-qualified or not) stands
-    for, ``""`` for none; ``plain`` those whose value is the counter itself, ``parts``
-    the (unqualified) parts of totals.
+    for, ``""`` for none; ``parts`` holds the (unqualified) parts of totals, and
+    :meth:`plain` the leaves whose value is the counter itself, with their full names.
     """
 
-    __slots__ = ("after_colon", "leaves", "names", "parts", "plain", "sub")
-    _MAX_NAMES = 4096  # a target inventing names cannot grow the tables without bound
+    __slots__ = ("_plain", "after_colon", "leaves", "names", "parts", "sub")
+    _MAX_NAMES = 4096  # a target inventing names or keys cannot grow these without bound
 
     def __init__(self, leaves: dict[str, str], sub: int | None = None,
                  after_colon: bool = False) -> None:
         self.leaves, self.sub, self.after_colon = leaves, sub, after_colon
         self.names = dict(leaves)
-        self.plain = {leaf: name for leaf, name in leaves.items() if _is_plain(name)}
         self.parts = {leaf: name.partition("+")[0] for leaf, name in leaves.items()
                       if "+" in name}
+        self._plain = {"": {leaf: name for leaf, name in leaves.items() if _is_plain(name)}}
+
+    def plain(self, suffix: str) -> dict[str, str]:
+        """Leaf -> counter name with ``suffix``, for the leaves that are counters as is;
+        the same name strings every sample."""
+        found = self._plain.get(suffix)
+        if found is None:
+            found = {leaf: name + suffix for leaf, name in self._plain[""].items()}
+            if len(self._plain) < self._MAX_NAMES:
+                self._plain[suffix] = found
+        return found
 
     def resolve(self, leaf: str) -> str:
         """The counter (``=field``, ``total+part``) name of ``leaf``, ``""`` if none."""
         name = self.leaves.get(_local(leaf), "") if ":" in leaf else ""
         if len(self.names) < self._MAX_NAMES:
             self.names[leaf] = name
-            if name and _is_plain(name):
-                self.plain[leaf] = name
+            if name and _is_plain(name):  # module-qualified, as JSON_IETF's top members
+                for suffix, plain in list(self._plain.items()):
+                    plain[leaf] = name + suffix
         return name
 
 
@@ -243,8 +255,8 @@ class CounterDecoder:
     ...     pb.PathElem(name="interface", key={"name": "Ethernet1"}), pb.PathElem(name="state")])
     >>> leaf = pb.Path(elem=[*path.elem, pb.PathElem(name="counters"),
     ...                      pb.PathElem(name="out-octets")])
-    >>> json = pb.TypedValue(json_ietf_val=b'{"counters": {"in-octets": "5"}}')
-    >>> n = pb.Notification(timestamp=3 * 10**9, update=[pb.Update(path=path, val=json),
+    >>> value = pb.TypedValue(json_ietf_val=b'{"counters": {"in-octets": "5"}}')
+    >>> n = pb.Notification(timestamp=3 * 10**9, update=[pb.Update(path=path, val=value),
     ...     pb.Update(path=leaf, val=pb.TypedValue(uint_val=7))])
     >>> [(c.port, c.at, c.values) for c in CounterDecoder("leaf01").decode([n])]
     [('Ethernet1', 3.0, {'in_octets': 5, 'out_octets': 7})]
@@ -332,13 +344,14 @@ class _Ports:
             nested = _subtrees(container, keys, node)
         else:  # a counter container; the inline cases are those of _Reading.add
             reading, suffix = self._reading(container, table, keys, timestamp)
-            values, plain, parts, sums = reading.values, table.plain, table.parts, reading.parts
+            values, sums, parts = reading.values, reading.parts, table.parts
+            plain = table.plain(suffix)
             nested = None
             for name, child in node.items():
                 if child.__class__ is str and child.isdigit() and child.isascii():
                     counter = plain.get(name)
                     if counter is not None:
-                        values[counter + suffix] = int(child)
+                        values[counter] = int(child)
                         continue
                     counter = parts.get(name)
                     if counter is not None:
@@ -610,7 +623,8 @@ def _parse_elems(elems: Iterable[Any]) -> tuple[str, tuple[str, ...]]:
         else:
             names.append(_local(elem.name))
             keys.extend(value for _, value in sorted(elem.key.items()))
-    return "/".join(names), tuple(keys)
+    # interned: every switch's paths name the same containers and, mostly, ports
+    return sys.intern("/".join(names)), tuple(sys.intern(key) for key in keys)
 
 
 def _neighbor(switch: str, port: str, fields: dict[str, Any]) -> LldpNeighborFact:

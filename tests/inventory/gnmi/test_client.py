@@ -11,12 +11,15 @@ from typing import Any
 
 import pytest
 from pygnmi.client import gNMIclient
+from pygnmi.create_gnmi_path import gnmi_path_generator
+from pygnmi.spec.v080.gnmi_pb2 import Notification, SubscribeResponse, Update
 
 from inventory.counters import PortCounters
 from inventory.devices import GnmiOptions, Secret, SwitchConfig
 from inventory.errors import DecodeError, SourceError, SourceTimeout, SourceUnreachable
 from inventory.facts import FactSet
 from inventory.gnmi import GnmiAuthError, GnmiError, GnmiTimeout, discover, stream_counters
+from inventory.gnmi.client import GnmiClient, _Stream
 from simulator.gnmi_target import GnmiTarget, steady_counters
 
 from .conftest import SERVER_NAME, Pki
@@ -88,10 +91,12 @@ def _samples(switch: SwitchConfig, interval_s: float, count: int) -> list[list[P
 
 
 @pytest.mark.filterwarnings("error::pytest.PytestUnhandledThreadExceptionWarning")
+@pytest.mark.parametrize("pack", [False, True], ids=["per-path", "packed"])
 @pytest.mark.parametrize("profile", PROFILES)
-def test_stream_counters_match_the_targets_counter_source(fabric: FactSet, profile: str) -> None:
+def test_stream_counters_match_the_targets_counter_source(fabric: FactSet, profile: str,
+                                                          pack: bool) -> None:
     source = steady_counters(start=time.time() - 60.0)
-    with serve(fabric, profile=profile, counters=source) as switch:
+    with serve(fabric, profile=profile, counters=source, pack=pack) as switch:
         samples = _samples(switch, 0.2, 3)
     ports = [i.name for i in fabric.interfaces if i.switch == "leaf01"]
     for readings in samples:
@@ -126,6 +131,46 @@ def test_a_stalled_target_times_out_within_the_configured_timeout(fabric: FactSe
             assert isinstance(excinfo.value, GnmiTimeout)
 
 
+def test_a_stream_of_unparseable_updates_is_garbage_not_a_timeout(fabric: FactSet) -> None:
+    with serve(fabric, garbage=True, gnmi={"insecure": True, "timeout_s": 0.3}) as switch, \
+            pytest.raises(GnmiError) as excinfo:
+        _samples(switch, 0.2, 1)
+    assert excinfo.value.kind == "garbage" and "could not be parsed" in str(excinfo.value)
+
+
+@pytest.mark.filterwarnings("error::pytest.PytestUnhandledThreadExceptionWarning")
+def test_a_target_ending_the_stream_is_an_error_at_once(fabric: FactSet) -> None:
+    async def collect(switch: SwitchConfig, target: GnmiTarget) -> list[Any]:
+        found: list[Any] = []
+        async with aclosing(stream_counters(switch, 0.2)) as stream:
+            async for readings in stream:
+                found.append(readings)
+                if len(found) == 2:
+                    await asyncio.to_thread(target.stop)  # its streams end with status OK
+        return found
+
+    address = next(s.mgmt_address for s in fabric.switches if s.name == "leaf01")
+    target = GnmiTarget.from_facts(fabric, "leaf01", host=address).start()
+    switch = SwitchConfig("leaf01", address, ("gnmi",), vendor="openconfig", gnmi=GnmiOptions(
+        port=target.port, insecure=True, timeout_s=5.0))
+    began = time.monotonic()
+    with pytest.raises(GnmiError) as excinfo:
+        asyncio.run(collect(switch, target))
+    assert excinfo.value.kind == "error" and "ended the subscription" in str(excinfo.value)
+    assert time.monotonic() - began < 3.0
+
+
+def test_a_rejected_subscription_reports_the_targets_status(fabric: FactSet) -> None:
+    async def first_sample(switch: SwitchConfig) -> Any:
+        async with GnmiClient(switch) as client, \
+                aclosing(client.stream(["/vendor:interfaces"], 0.2)) as stream:
+            return await anext(stream)
+
+    with serve(fabric, profile="eos") as switch, pytest.raises(GnmiError) as excinfo:
+        asyncio.run(first_sample(switch))  # EOS rejects origins it does not know
+    assert excinfo.value.kind == "error" and "INVALID_ARGUMENT" in str(excinfo.value)
+
+
 def test_wrong_password_is_an_auth_error_that_never_shows_the_password(
         fabric: FactSet, capsys: pytest.CaptureFixture[str],
         caplog: pytest.LogCaptureFixture) -> None:
@@ -133,9 +178,13 @@ def test_wrong_password_is_an_auth_error_that_never_shows_the_password(
     bad = {**good, "password": Secret("not-" + PASSWORD)}
     with serve(fabric, username="fabcorr", password=PASSWORD, gnmi=good) as switch:
         assert asyncio.run(discover(switch)).interfaces
-    with serve(fabric, username="fabcorr", password=PASSWORD, gnmi=bad) as switch, \
-            pytest.raises(GnmiAuthError) as excinfo:
-        asyncio.run(discover(switch))
+    with serve(fabric, username="fabcorr", password=PASSWORD, gnmi=good) as switch:
+        assert _samples(switch, 0.2, 1)[0]
+    with serve(fabric, username="fabcorr", password=PASSWORD, gnmi=bad) as switch:
+        with pytest.raises(GnmiAuthError):
+            _samples(switch, 0.2, 1)
+        with pytest.raises(GnmiAuthError) as excinfo:
+            asyncio.run(discover(switch))
     error = excinfo.value
     assert (error.kind, isinstance(error, SourceError)) == ("auth", True)
     assert "UNAUTHENTICATED" in str(error)
@@ -199,3 +248,34 @@ def test_pygnmi_path_root_alone_trusts_any_certificate(fabric: FactSet, untruste
             gNMIclient(target=(switch.address, switch.gnmi.port), path_root=untrusted.ca_file,
                        gnmi_timeout=0) as client:
         assert client.capabilities()["gnmi_version"] == "0.8.0"
+
+
+def test_stream_responses_are_cut_into_samples() -> None:
+    """sync_response ends the initial state; a notification stamped half an interval later
+    starts the next sample; otherwise a sample ends after half an interval of silence (at
+    most 1 s); the error that ends the RPC follows the last sample."""
+    interval = 0.2
+
+    def note(at_s: float, port: str = "Ethernet1") -> SubscribeResponse:
+        return SubscribeResponse(update=Notification(timestamp=int(at_s * 1e9), update=[
+            Update(path=gnmi_path_generator(f"interfaces/interface[name={port}]/state"))]))
+
+    def stamps(sample: Any) -> list[float]:
+        return [n.timestamp / 1e9 for n in sample]
+
+    async def cut() -> list[Any]:
+        stream = _Stream(asyncio.get_running_loop(), interval, "leaf01")
+        for response in (note(1.0), note(1.0, "Ethernet2"), SubscribeResponse(sync_response=True),
+                         note(1.2), note(1.2, "Ethernet2"), note(1.4), note(1.41)):
+            stream._hand(response)
+        samples = [await asyncio.wait_for(stream.samples.get(), 1) for _ in range(3)]
+        stream._hand(note(1.6))
+        stream._hand(EOFError("the target ended the subscription"))
+        samples += [await asyncio.wait_for(stream.samples.get(), 1) for _ in range(2)]
+        stream.end()
+        return samples
+
+    first, second, third, fourth, error = asyncio.run(cut())
+    assert (stamps(first), stamps(second), stamps(third), stamps(fourth)) == (
+        [1.0, 1.0], [1.2, 1.2], [1.4, 1.41], [1.6])
+    assert isinstance(error, EOFError)
