@@ -95,6 +95,19 @@ class IpIndex:
         found = self.owner(address, at)
         return found.interface if found is not None else None
 
+    def changes(self, start: float, end: float) -> list[float]:
+        """The moments in ``(start, end)`` when some address changed owner, sorted.
+
+        >>> from inventory.facts import PodInterfaceFact
+        >>> fact = PodInterfaceFact("ns", "w-0", "net1", "n1", ipv4="10.0.0.5/16",
+        ...                         valid_from=100.0, valid_until=160.0)
+        >>> IpIndex.from_facts([fact])[0].changes(90.0, 200.0)
+        [100.0, 160.0]
+        """
+        moments = {t for owners in self._owners.values() for o in owners
+                   for t in (o.valid_from, o.valid_until) if t is not None and start < t < end}
+        return sorted(moments)
+
     def history(self, address: str | bytes) -> tuple[IpOwner, ...]:
         """Every owner of ``address``, oldest first."""
         return self._owners.get(ip_key(address), ())

@@ -1,0 +1,184 @@
+"""One interval's samples, resolved: each link direction's traffic by tenant, job and pod.
+
+Samples name a port by (sFlow agent, ifIndex); their addresses name pod interfaces
+through the IP index at the segment's start time. Traffic is attributed to its *sender*
+(the source address); the (source job, destination job) pairs keep the other end. An
+address no pod interface owned goes to ``unattributed``. CNPs are also counted by the
+job they throttle (the CNP's destination): those are the senders that congestion on the
+reverse direction slows down.
+
+A port with counters but no samples still gets its :class:`LinkTraffic`, which says
+``no samples``; samples of a port the topology does not know are counted in
+:attr:`Attribution.unknown_ports`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+from correlator.attribution.accumulate import IN, Interval
+from correlator.attribution.estimate import Share, Sums, shares
+from correlator.collect.rates import Rates
+from correlator.sflow.records import address_text
+from topology.footprint import Owner, owners
+from topology.graph import FabricGraph
+
+UNATTRIBUTED = "unattributed"
+NO_JOB, NO_TENANT = "no-job", "no-tenant"  # a known pod that belongs to none
+_NOBODY = Owner(UNATTRIBUTED, UNATTRIBUTED, UNATTRIBUTED)
+CNP = "roce-cnp"
+
+
+@dataclass(frozen=True, slots=True)
+class LinkTraffic:
+    """One direction of one port over one interval (``in``: what the port received).
+
+    ``counter_bytes`` are the exact bytes from the port counters (``None`` without
+    them); shares apportion them. ``pods`` is cut to the top K plus ``other``.
+    """
+
+    port: str
+    direction: str
+    peer: str
+    start: float
+    seconds: float
+    samples: int
+    estimated_bytes: float
+    counter_bytes: float | None
+    utilization: float | None
+    tenants: tuple[Share, ...]
+    jobs: tuple[Share, ...]
+    pods: tuple[Share, ...]
+    pairs: tuple[Share, ...]
+    traffic: dict[str, int]
+    throttled: tuple[Share, ...]
+
+    @property
+    def status(self) -> str:
+        return "ok" if self.samples else "no samples"
+
+
+@dataclass(frozen=True, slots=True)
+class Attribution:
+    """Every link direction of one interval, and what could not be placed."""
+
+    start: float
+    seconds: float
+    links: tuple[LinkTraffic, ...]
+    unknown_ports: dict[str, int]  # "agent:ifIndex" -> samples
+    unattributed_samples: int
+
+
+@dataclass(slots=True)
+class _Groups:
+    """Sums of one link direction: group name -> [samples, estimated bytes, packets]."""
+
+    samples: int = 0
+    estimated: float = 0.0
+    tenants: dict[str, list[float]] = field(default_factory=dict)
+    jobs: dict[str, list[float]] = field(default_factory=dict)
+    pods: dict[str, list[float]] = field(default_factory=dict)
+    pairs: dict[str, list[float]] = field(default_factory=dict)
+    throttled: dict[str, list[float]] = field(default_factory=dict)
+    traffic: dict[str, int] = field(default_factory=dict)
+
+
+def attribute(fabric: FabricGraph, interval: Interval, rates: Mapping[str, Rates] | None = None,
+              top_pods: int = 10) -> Attribution:
+    """Resolve and apportion ``interval``; ``rates`` by port ID give the exact bytes."""
+    rates = rates or {}
+    indexes, table = fabric.indexes, owners(fabric)
+    ip_owners: dict[tuple[bytes, float], Owner] = {}
+
+    def owner_of(address: bytes, at: float) -> Owner:
+        found = ip_owners.get((address, at))
+        if found is None:
+            hit = indexes.ips.owner(address, at) if address else None
+            found = table.get(hit.interface, _NOBODY) if hit is not None else _NOBODY
+            if not found.job or not found.tenant:
+                found = Owner(found.pod, found.job or NO_JOB, found.tenant or NO_TENANT)
+            ip_owners[(address, at)] = found
+        return found
+
+    ports: dict[tuple[bytes, int], str | None] = {}
+    groups: dict[tuple[str, str], _Groups] = {}
+    unknown: dict[str, int] = {}
+    unattributed = 0
+    for segment in interval.segments:
+        at = segment.start
+        for (agent, ifindex, direction, src, dst, traffic), sums in segment.flows.items():
+            port = ports.get((agent, ifindex), "")
+            if port == "":
+                port = ports[(agent, ifindex)] = indexes.port_for_sample(agent, ifindex)
+            if port is None:
+                where = f"{address_text(agent)}:{ifindex}"
+                unknown[where] = unknown.get(where, 0) + sums[0]
+                continue
+            sender, receiver = owner_of(src, at), owner_of(dst, at)
+            if sender is _NOBODY:
+                unattributed += sums[0]
+            group = groups.get((port, direction))
+            if group is None:
+                group = groups[(port, direction)] = _Groups()
+            _add(group, sums, sender, receiver, traffic)
+    links = [_link(fabric, port, direction, group, interval, rates.get(port), top_pods)
+             for (port, direction), group in groups.items()]
+    for port, port_rates in rates.items():
+        for direction in ("in", "out"):
+            if (port, direction) not in groups and port in fabric.graph:
+                links.append(_link(fabric, port, direction, _Groups(), interval, port_rates,
+                                   top_pods))
+    links.sort(key=lambda link: (link.port, link.direction))
+    return Attribution(interval.start, interval.seconds, tuple(links), unknown, unattributed)
+
+
+def _add(group: _Groups, sums: list[int], sender: Owner, receiver: Owner, traffic: str) -> None:
+    samples, estimated, packets = sums
+    group.samples += samples
+    group.estimated += estimated
+    for table, name in ((group.tenants, sender.tenant), (group.jobs, sender.job),
+                        (group.pods, sender.pod),
+                        (group.pairs, f"{sender.job} -> {receiver.job}")):
+        _sum(table, name, samples, estimated, packets)
+    if traffic == CNP:
+        _sum(group.throttled, receiver.job, samples, estimated, packets)
+    group.traffic[traffic] = group.traffic.get(traffic, 0) + samples
+
+
+def _sum(table: dict[str, list[float]], name: str, samples: int, estimated: float,
+         packets: float) -> None:
+    sums = table.get(name)
+    if sums is None:
+        table[name] = [samples, estimated, packets]
+    else:
+        sums[0] += samples
+        sums[1] += estimated
+        sums[2] += packets
+
+
+def _link(fabric: FabricGraph, port: str, direction: str, group: _Groups, interval: Interval,
+          rates: Rates | None, top_pods: int) -> LinkTraffic:
+    counter_bytes, utilization = _exact(rates, direction, interval.seconds)
+
+    def ranked(table: dict[str, list[float]], top: int | None = None,
+               exact: float | None = counter_bytes) -> tuple[Share, ...]:
+        sums: dict[str, Sums] = {k: (int(v[0]), v[1], v[2]) for k, v in table.items()}
+        return shares(sums, exact, top) if sums else ()
+
+    throttled = ranked(group.throttled, exact=None)  # shares among the CNPs only
+    return LinkTraffic(port, direction, fabric.peer(port) or "", interval.start,
+                       interval.seconds, group.samples, group.estimated, counter_bytes,
+                       utilization, ranked(group.tenants), ranked(group.jobs),
+                       ranked(group.pods, top_pods), ranked(group.pairs),
+                       dict(sorted(group.traffic.items())), throttled)
+
+
+def _exact(rates: Rates | None, direction: str, seconds: float
+           ) -> tuple[float | None, float | None]:
+    if rates is None:
+        return None, None
+    counter = "in_octets" if direction == IN else "out_octets"
+    per_second = rates.per_second.get(counter)
+    utilization = rates.in_utilization if direction == IN else rates.out_utilization
+    return (per_second * seconds if per_second is not None else None), utilization

@@ -1,0 +1,197 @@
+"""Hot link directions, who causes them and who suffers from them.
+
+A link direction is *hot* in an interval when one of its signals passes its threshold:
+
+- ``utilization`` of the direction (0..1, from the counters and the port speed);
+- ``pfc``: pause frames per second that stopped it — received by the port for ``out``
+  (the peer asked it to stop sending), sent by the port for ``in`` (its own buffers
+  filled and it asked the peer to stop);
+- ``ecn``: ECN-marked packets per second in the port's egress queues (``out`` only);
+- ``discards``: packets per second dropped (``in_discards`` for ``in``; ``out_discards``
+  and egress queue drops for ``out``).
+
+After ``intervals`` hot intervals in a row the direction becomes a :class:`Hotspot`; it
+ends at the first interval that is not hot. Severity is ``critical`` when some signal is
+at least twice its threshold, else ``warning``. Culprits are the top senders by bytes;
+victims are every other job and tenant on the direction, and the jobs whose senders the
+CNPs seen on the reverse direction throttle. One tenant with at least ``dominance`` of the
+bytes while others also use the link is a noisy neighbour.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field, replace
+
+from correlator.attribution.accumulate import IN, OUT
+from correlator.attribution.attribute import UNATTRIBUTED, Attribution, LinkTraffic
+from correlator.attribution.estimate import OTHER, Share
+from correlator.collect.rates import Rates
+from inventory.counters import PFC_RX, PFC_TX, QUEUE_DROPPED, QUEUE_ECN
+from inventory.errors import ConfigError
+
+KINDS = ("utilization", "pfc", "ecn", "discards")
+
+
+@dataclass(frozen=True, slots=True)
+class Thresholds:
+    """When a link direction is hot, and for how long before it is a hotspot."""
+
+    utilization: float = 0.8
+    pfc_per_s: float = 100.0
+    ecn_per_s: float = 1000.0
+    discards_per_s: float = 1.0
+    intervals: int = 2
+    culprits: int = 3
+    dominance: float = 0.5
+    neighbour_share: float = 0.05
+
+    def validate(self) -> Thresholds:
+        """Return self, or raise ConfigError naming the bad field."""
+        for key in ("utilization", "pfc_per_s", "ecn_per_s", "discards_per_s", "dominance"):
+            if not getattr(self, key) > 0:
+                raise ConfigError("hotspots", key, f"must be > 0, not {getattr(self, key)!r}")
+        if self.intervals < 1 or self.culprits < 1:
+            raise ConfigError("hotspots", "intervals" if self.intervals < 1 else "culprits",
+                              "must be >= 1")
+        return self
+
+
+@dataclass(frozen=True, slots=True)
+class Hotspot:
+    """A link direction that stayed hot; ``end`` is ``None`` while it still is."""
+
+    port: str
+    direction: str
+    peer: str
+    kinds: tuple[str, ...]
+    severity: str
+    start: float
+    end: float | None
+    signals: dict[str, float]
+    culprits: tuple[Share, ...]
+    culprit_jobs: tuple[Share, ...]
+    victims: tuple[Share, ...]
+    victim_jobs: tuple[Share, ...]
+    throttled: tuple[Share, ...]
+    noisy_neighbour: str = ""
+
+    @property
+    def active(self) -> bool:
+        return self.end is None
+
+
+def signals(rates: Rates | None, direction: str) -> dict[str, float]:
+    """The congestion signals of one direction from the port's rates (missing: absent).
+
+    >>> r = Rates("leaf01", "Ethernet1", 10.0, 10.0, {"pfc_rx_pause/3": 250.0,
+    ...           "queue_ecn_marked/UC3": 40.0, "out_discards": 2.0}, {}, out_utilization=0.5)
+    >>> signals(r, "out")
+    {'utilization': 0.5, 'pfc': 250.0, 'ecn': 40.0, 'discards': 2.0}
+    """
+    if rates is None:
+        return {}
+    per_second = rates.per_second
+    found: dict[str, float] = {}
+    utilization = rates.in_utilization if direction == IN else rates.out_utilization
+    if utilization is not None:
+        found["utilization"] = utilization
+    pause = PFC_TX if direction == IN else PFC_RX
+    families = {"pfc": (pause,), "ecn": (QUEUE_ECN,) if direction == OUT else (),
+                "discards": ("in_discards",) if direction == IN
+                else ("out_discards", QUEUE_DROPPED)}
+    for kind, names in families.items():
+        values = [v for k, v in per_second.items() if k.partition("/")[0] in names]
+        if values:
+            found[kind] = sum(values)
+    return found
+
+
+def hot_kinds(found: Mapping[str, float], limits: Thresholds) -> dict[str, float]:
+    """Kind -> how many times its threshold, for the signals at or over it."""
+    bounds = {"utilization": limits.utilization, "pfc": limits.pfc_per_s,
+              "ecn": limits.ecn_per_s, "discards": limits.discards_per_s}
+    return {k: found[k] / bounds[k] for k in KINDS if k in found and found[k] >= bounds[k]}
+
+
+@dataclass(slots=True)
+class _Streak:
+    start: float
+    count: int = 0
+    peak: dict[str, float] = field(default_factory=dict)
+
+
+class HotspotTracker:
+    """Follows every link direction interval by interval; keeps active and ended hotspots."""
+
+    def __init__(self, limits: Thresholds | None = None, keep_ended: int = 1000) -> None:
+        self.limits = (limits or Thresholds()).validate()
+        self.active: dict[tuple[str, str], Hotspot] = {}
+        self.ended: list[Hotspot] = []
+        self._keep = keep_ended
+        self._streaks: dict[tuple[str, str], _Streak] = {}
+
+    def update(self, attribution: Attribution, rates: Mapping[str, Rates]) -> list[Hotspot]:
+        """Judge one interval; returns the hotspots active after it."""
+        links = {(link.port, link.direction): link for link in attribution.links}
+        for key in set(links) | set(self._streaks) | _directions(rates):
+            port, direction = key
+            found = signals(rates.get(port), direction)
+            hot = hot_kinds(found, self.limits)
+            if not hot:
+                self._cool(key, attribution.start)
+                continue
+            streak = self._streaks.setdefault(key, _Streak(attribution.start))
+            streak.count += 1
+            for kind, ratio in hot.items():
+                streak.peak[kind] = max(ratio, streak.peak.get(kind, 0.0))
+            if streak.count >= self.limits.intervals:
+                link = links.get(key)
+                reverse = links.get((port, OUT if direction == IN else IN))
+                self.active[key] = self._hotspot(key, link, reverse, streak, found)
+        return sorted(self.active.values(), key=lambda h: (h.port, h.direction))
+
+    def _cool(self, key: tuple[str, str], at: float) -> None:
+        self._streaks.pop(key, None)
+        hotspot = self.active.pop(key, None)
+        if hotspot is not None:
+            self.ended.append(replace(hotspot, end=at))
+            del self.ended[:-self._keep]
+
+    def _hotspot(self, key: tuple[str, str], link: LinkTraffic | None,
+                 reverse: LinkTraffic | None, streak: _Streak,
+                 found: dict[str, float]) -> Hotspot:
+        kinds = tuple(k for k in KINDS if k in streak.peak)
+        severity = "critical" if max(streak.peak.values()) >= 2 else "warning"
+        previous = self.active.get(key)
+        tenants = link.tenants if link else ()
+        jobs = link.jobs if link else ()
+        top = self.limits.culprits
+        culprits = _named(tenants)[:top]
+        culprit_jobs = _named(jobs)[:top]
+        victims = tuple(s for s in _named(tenants) if s not in culprits[:1])
+        victim_jobs = tuple(s for s in _named(jobs) if s not in culprit_jobs[:1])
+        return Hotspot(key[0], key[1], link.peer if link else "", kinds, severity,
+                       previous.start if previous else streak.start, None, dict(found),
+                       culprits, culprit_jobs, victims, victim_jobs,
+                       reverse.throttled if reverse else (), self._verdict(tenants))
+
+    def _verdict(self, tenants: tuple[Share, ...]) -> str:
+        named = _named(tenants)
+        if not named or named[0].share < self.limits.dominance:
+            return ""
+        others = [s.name for s in named[1:] if s.share >= self.limits.neighbour_share]
+        if not others:
+            return ""
+        lead = named[0]
+        return (f"{lead.name} sends {lead.share:.0%} ({lead.share_low:.0%}-"
+                f"{lead.share_high:.0%}) of a link that {', '.join(others)} also use")
+
+
+def _named(found: Iterable[Share]) -> tuple[Share, ...]:
+    """Shares of real groups: without ``unattributed`` and ``other``."""
+    return tuple(s for s in found if s.name not in (UNATTRIBUTED, OTHER))
+
+
+def _directions(rates: Mapping[str, Rates]) -> set[tuple[str, str]]:
+    return {(port, direction) for port in rates for direction in (IN, OUT)}

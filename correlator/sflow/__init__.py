@@ -1,0 +1,1 @@
+"""sFlow v5: decoding datagrams down to RoCEv2 transport headers, and receiving them."""

@@ -1,0 +1,214 @@
+"""sFlow v5 datagrams to :mod:`~correlator.sflow.records` (REFERENCE §6).
+
+The decoder never raises on input: a datagram it cannot trust is rejected and counted by
+reason in :attr:`Decoder.rejects`; a sample whose length runs past the datagram ends the
+datagram (what follows cannot be located); a record whose length runs past its sample
+rejects that sample. Unknown sample and record formats are skipped by their length and
+counted in :attr:`Decoder.skipped`. Only samples of enterprise 0 are read.
+
+Reject reasons: ``short-datagram``, ``bad-version``, ``bad-agent-type``,
+``truncated-sample``, ``truncated-record``, ``bad-record``.
+"""
+
+from __future__ import annotations
+
+import struct
+from collections import Counter
+
+from correlator.sflow.packet import PARSERS
+from correlator.sflow.records import (
+    CounterSample,
+    Datagram,
+    DiscardSample,
+    FlowSample,
+    InterfaceCounters,
+    Packet,
+    Sample,
+)
+
+__all__ = ["Decoder"]
+
+_HEAD4 = struct.Struct("!II4sIIII")  # version, agent type, agent, sub-agent, seq, uptime, n
+_HEAD6 = struct.Struct("!II16sIIII")
+_PAIR = struct.Struct("!II").unpack_from  # format, length
+_FLOW = struct.Struct("!IIIIIIII").unpack_from  # seq, source, rate, pool, drops, in, out, n
+_FLOW_X = struct.Struct("!IIIIIIIIIIII").unpack_from  # expanded: type and index split
+_HEADER = struct.Struct("!IIII").unpack_from  # protocol, frame length, stripped, length
+_SWITCH = struct.Struct("!IIII").unpack_from  # src vlan, src priority, dst vlan, dst priority
+_COUNTERS = struct.Struct("!III").unpack_from  # seq, source, n
+_COUNTERS_X = struct.Struct("!IIII").unpack_from
+_IF_COUNTERS = struct.Struct("!IIQIIQIIIIIIQIIIIII").unpack_from
+_ETHERNET = struct.Struct("!13I").unpack_from
+_DISCARD = struct.Struct("!IIIIIIII").unpack_from  # seq, type, index, drops, in, out, reason, n
+_new = tuple.__new__  # a tuple subclass without the Python-level __new__ call
+_MAX_ITEMS = 1 << 12  # more samples or records than this in one datagram is nonsense
+
+
+class _BadRecord(Exception):
+    """A record is shorter than its format requires."""
+
+
+class Decoder:
+    """Decodes datagrams, counting what it rejects and skips; one per receiving thread."""
+
+    __slots__ = ("datagrams", "rejects", "samples", "skipped")
+
+    def __init__(self) -> None:
+        self.datagrams = 0
+        self.samples: Counter[str] = Counter()  # accepted: flow, counters, discard
+        self.rejects: Counter[str] = Counter()
+        self.skipped: Counter[str] = Counter()  # unknown formats, by "sample/e:n" "record/e:n"
+
+    def decode(self, data: bytes) -> Datagram | None:
+        """The datagram in ``data``, or ``None`` (counted in :attr:`rejects`)."""
+        size = len(data)
+        if size < 28:
+            self.rejects["short-datagram"] += 1
+            return None
+        version, agent_type = _PAIR(data, 0)
+        if version != 5:
+            self.rejects["bad-version"] += 1
+            return None
+        if agent_type == 1:
+            head = _HEAD4
+        elif agent_type == 2:
+            head = _HEAD6
+            if size < head.size:
+                self.rejects["short-datagram"] += 1
+                return None
+        else:
+            self.rejects["bad-agent-type"] += 1
+            return None
+        _, _, agent, sub_agent, seq, uptime, count = head.unpack_from(data, 0)
+        self.datagrams += 1
+        samples: list[Sample] = []
+        counted, at = self.samples, head.size
+        for _ in range(min(count, _MAX_ITEMS)):
+            if at + 8 > size:
+                self.rejects["truncated-sample"] += 1
+                break
+            kind, length = _PAIR(data, at)
+            body, end = at + 8, at + 8 + length
+            if end > size:
+                self.rejects["truncated-sample"] += 1
+                break
+            at = (end + 3) & ~3
+            try:
+                if kind == 1 or kind == 3:
+                    samples.append(self._flow(data, body, end, kind == 3))
+                    counted["flow"] += 1
+                elif kind == 2 or kind == 4:
+                    samples.append(self._counters(data, body, end, kind == 4))
+                    counted["counters"] += 1
+                elif kind == 5:
+                    samples.append(self._discard(data, body, end))
+                    counted["discard"] += 1
+                else:
+                    self.skipped[f"sample/{kind >> 12}:{kind & 0xFFF}"] += 1
+                    continue
+            except _BadRecord:
+                self.rejects["bad-record"] += 1
+                continue
+            except (struct.error, IndexError):
+                self.rejects["truncated-record"] += 1
+                continue
+        return Datagram(agent, sub_agent, seq, uptime, samples)
+
+    def _flow(self, data: bytes, at: int, end: int, expanded: bool) -> FlowSample:
+        if expanded:
+            if at + 48 > end:
+                raise _BadRecord
+            (seq, source_type, source_index, rate, pool, drops, in_format, in_value,
+             out_format, out_value, count) = _FLOW_X(data, at)[:11]
+            inp, out = in_format << 30 | in_value, out_format << 30 | out_value
+            at += 44
+        else:
+            if at + 32 > end:
+                raise _BadRecord
+            seq, source, rate, pool, drops, inp, out, count = _FLOW(data, at)
+            source_type, source_index = source >> 24, source & 0xFFFFFF
+            at += 32
+        frame_length = stripped = 0
+        packet: Packet | None = None
+        src_vlan = dst_vlan = -1
+        for _ in range(min(count, _MAX_ITEMS)):
+            if at + 8 > end:
+                raise struct.error
+            kind, length = _PAIR(data, at)
+            body, stop = at + 8, at + 8 + length
+            if stop > end:
+                raise struct.error
+            if kind == 1:
+                frame_length, stripped, packet = _sampled_header(data, body, stop)
+            elif kind == 1001:
+                if length < 16:
+                    raise _BadRecord
+                src_vlan, _, dst_vlan, _ = _SWITCH(data, body)
+            else:
+                self.skipped[f"record/{kind >> 12}:{kind & 0xFFF}"] += 1
+            at = (stop + 3) & ~3
+        return _new(FlowSample, (seq, source_type, source_index, rate, pool, drops, inp, out,
+                                 frame_length, stripped, packet, src_vlan, dst_vlan))
+
+    def _counters(self, data: bytes, at: int, end: int, expanded: bool) -> CounterSample:
+        if expanded:
+            seq, source_type, source_index, count = _COUNTERS_X(data, at)
+            at += 16
+        else:
+            seq, source, count = _COUNTERS(data, at)
+            source_type, source_index = source >> 24, source & 0xFFFFFF
+            at += 12
+        interface: InterfaceCounters | None = None
+        ethernet: tuple[int, ...] | None = None
+        for _ in range(min(count, _MAX_ITEMS)):
+            if at + 8 > end:
+                raise struct.error
+            kind, length = _PAIR(data, at)
+            body, stop = at + 8, at + 8 + length
+            if stop > end:
+                raise struct.error
+            if kind == 1:
+                if length < 88:
+                    raise _BadRecord
+                interface = InterfaceCounters(*_IF_COUNTERS(data, body))
+            elif kind == 2:
+                if length < 52:
+                    raise _BadRecord
+                ethernet = _ETHERNET(data, body)
+            else:
+                self.skipped[f"record/{kind >> 12}:{kind & 0xFFF}"] += 1
+            at = (stop + 3) & ~3
+        return CounterSample(seq, source_type, source_index, interface, ethernet)
+
+    def _discard(self, data: bytes, at: int, end: int) -> DiscardSample:
+        if at + 32 > end:
+            raise _BadRecord
+        seq, source_type, source_index, drops, inp, out, reason, count = _DISCARD(data, at)
+        at += 32
+        frame_length = 0
+        packet: Packet | None = None
+        for _ in range(min(count, _MAX_ITEMS)):
+            if at + 8 > end:
+                raise struct.error
+            kind, length = _PAIR(data, at)
+            body, stop = at + 8, at + 8 + length
+            if stop > end:
+                raise struct.error
+            if kind == 1:
+                frame_length, _, packet = _sampled_header(data, body, stop)
+            else:
+                self.skipped[f"record/{kind >> 12}:{kind & 0xFFF}"] += 1
+            at = (stop + 3) & ~3
+        return DiscardSample(seq, source_type, source_index, drops, inp, out, reason,
+                             frame_length, packet)
+
+
+def _sampled_header(data: bytes, at: int, end: int) -> tuple[int, int, Packet | None]:
+    """Frame length, bytes stripped, and the packet of a sampled-header record."""
+    if at + 16 > end:
+        raise _BadRecord
+    protocol, frame_length, stripped, length = _HEADER(data, at)
+    if at + 16 + length > end:
+        raise _BadRecord
+    parser = PARSERS.get(protocol)
+    return frame_length, stripped, (parser(data[at + 16:at + 16 + length]) if parser else None)

@@ -1,0 +1,92 @@
+"""Hotspots: thresholds held for N intervals, culprits, victims, the noisy-neighbour verdict."""
+
+import pytest
+
+from correlator.attribution.accumulate import Accumulator
+from correlator.attribution.attribute import attribute
+from correlator.attribution.hotspots import HotspotTracker, Thresholds
+from correlator.collect.rates import Rates
+from inventory.errors import ConfigError
+from tests.correlator.attribution.conftest import A0, A1, B0, B1, T0, datagram, flows
+
+UPLINK = "port:leaf01/Ethernet3"
+LIMITS = Thresholds(utilization=0.8, pfc_per_s=100, ecn_per_s=1000, discards_per_s=1,
+                    intervals=2)
+
+
+def _step(tracker, fabric, start, rates, samples):
+    acc = Accumulator(start)
+    acc.add(datagram(samples), start + 1)
+    interval = acc.take(start + 10)
+    return tracker.update(attribute(fabric, interval, rates), rates)
+
+
+def _rates(at, out_utilization=0.5, **per_second):
+    return {UPLINK: Rates("leaf01", "Ethernet3", at, 10.0, dict(per_second), {},
+                          speed_bps=400_000_000_000, out_utilization=out_utilization,
+                          in_utilization=0.1)}
+
+
+def _traffic():
+    # tenant a sends 80 of 100 samples out of the uplink, tenant b 20; CNPs towards a's
+    # sender come back in on the same port
+    return (flows(A0, A1, 80) + flows(B0, B1, 20)
+            + flows(A1, A0, 9, input=1003, output=1001, traffic="roce-cnp"))
+
+
+def test_a_direction_hot_for_n_intervals_becomes_a_hotspot_with_culprits_and_victims(fabric):
+    tracker = HotspotTracker(LIMITS)
+    assert _step(tracker, fabric, T0, _rates(T0 + 10, 0.9), _traffic()) == []
+    (hot,) = _step(tracker, fabric, T0 + 10, _rates(T0 + 20, 0.95,
+                                                    **{"pfc_rx_pause/3": 250.0}), _traffic())
+    assert (hot.port, hot.direction, hot.peer) == (UPLINK, "out", "port:spine01/Ethernet1")
+    assert hot.kinds == ("utilization", "pfc") and hot.severity == "critical"  # 250 >= 2x100
+    assert (hot.start, hot.end, hot.active) == (T0, None, True)
+    assert hot.signals == {"utilization": 0.95, "pfc": 250.0}
+    assert [(s.name, s.samples) for s in hot.culprits] == [("tenant:a", 80), ("tenant:b", 20)]
+    assert [s.name for s in hot.victims] == ["tenant:b"]
+    assert [s.name for s in hot.victim_jobs] == ["job:b/cv"]
+    assert [(s.name, s.samples) for s in hot.throttled] == [("job:a/llm", 9)]
+    assert hot.noisy_neighbour.startswith("tenant:a sends 80% (")
+    assert hot.noisy_neighbour.endswith(") of a link that tenant:b also use")
+
+
+def test_a_hotspot_ends_at_the_first_cool_interval(fabric):
+    tracker = HotspotTracker(LIMITS)
+    for start in (T0, T0 + 10):
+        _step(tracker, fabric, start, _rates(start + 10, 0.9), _traffic())
+    assert _step(tracker, fabric, T0 + 20, _rates(T0 + 30, 0.2), _traffic()) == []
+    (ended,) = tracker.ended
+    assert (ended.start, ended.end, ended.severity) == (T0, T0 + 20, "warning")
+
+
+def test_one_hot_interval_is_not_enough_and_a_break_restarts_the_count(fabric):
+    tracker = HotspotTracker(LIMITS)
+    hot_cool_hot = [0.9, 0.1, 0.9]
+    results = [_step(tracker, fabric, T0 + 10 * i, _rates(T0 + 10 * i + 10, u), _traffic())
+               for i, u in enumerate(hot_cool_hot)]
+    assert results == [[], [], []] and tracker.ended == []
+
+
+@pytest.mark.parametrize(("signal", "direction", "kind"), [
+    ("queue_ecn_marked/UC3", "out", "ecn"), ("out_discards", "out", "discards"),
+    ("queue_dropped/UC3", "out", "discards"), ("in_discards", "in", "discards"),
+    ("pfc_tx_pause/3", "in", "pfc")])
+def test_each_counter_family_makes_its_own_direction_hot(fabric, signal, direction, kind):
+    tracker = HotspotTracker(Thresholds(intervals=1))
+    rates = _rates(T0 + 10, 0.1, **{signal: 5000.0})
+    (hot,) = _step(tracker, fabric, T0, rates, _traffic())
+    assert (hot.direction, hot.kinds) == (direction, (kind,))
+
+
+def test_a_dominant_tenant_alone_is_no_noisy_neighbour(fabric):
+    tracker = HotspotTracker(Thresholds(intervals=1))
+    (hot,) = _step(tracker, fabric, T0, _rates(T0 + 10, 0.9), flows(A0, A1, 50))
+    assert hot.noisy_neighbour == "" and hot.victims == ()
+
+
+def test_bad_thresholds_are_config_errors():
+    with pytest.raises(ConfigError, match="intervals"):
+        Thresholds(intervals=0).validate()
+    with pytest.raises(ConfigError, match="utilization"):
+        Thresholds(utilization=0).validate()
