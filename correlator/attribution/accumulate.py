@@ -104,3 +104,29 @@ class Accumulator:
         interval = Interval(self._start, end, self._segments, self._counters, self._discards)
         self._reset(end)
         return interval
+
+
+def merge(intervals: list[Interval]) -> Interval:
+    """One interval from those of several receivers over the same span: segments that
+    start at the same moment are summed."""
+    segments: dict[float, dict[FlowKey, list[int]]] = {}
+    counters: list[tuple[bytes, float, CounterSample]] = []
+    discards: dict[tuple[bytes, int, int, bytes, bytes], int] = {}
+    for interval in intervals:
+        for segment in interval.segments:
+            flows = segments.setdefault(segment.start, {})
+            for key, sums in segment.flows.items():
+                mine = flows.get(key)
+                if mine is None:
+                    flows[key] = list(sums)
+                else:
+                    mine[0] += sums[0]
+                    mine[1] += sums[1]
+                    mine[2] += sums[2]
+        counters += interval.counters
+        for key2, count in interval.discards.items():
+            discards[key2] = discards.get(key2, 0) + count
+    start = min(i.start for i in intervals)
+    return Interval(start, max(i.end for i in intervals),
+                    [Segment(at, flows) for at, flows in sorted(segments.items())]
+                    or [Segment(start)], counters, discards)

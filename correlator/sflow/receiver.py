@@ -1,0 +1,226 @@
+"""Receiving sFlow: UDP sockets, a decode-and-accumulate loop, several worker processes.
+
+One :class:`Worker` decodes datagrams into an :class:`~correlator.attribution.accumulate.
+Accumulator` and counts everything (:mod:`~correlator.sflow.accounting`). In
+the asyncio service it sits behind a datagram endpoint (:func:`serve`); to use more cores,
+:class:`ReceiverPool` starts processes that each bind the same port with ``SO_REUSEPORT``
+(the kernel spreads agents over them) and hand over each interval, on wall-clock
+boundaries, to the parent, which merges them.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import math
+import multiprocessing
+import queue
+import socket
+import time
+from dataclasses import dataclass
+
+from correlator.attribution.accumulate import Accumulator, Interval, merge
+from correlator.sflow.accounting import LossTracker, Totals
+from correlator.sflow.decode import Decoder
+from inventory.errors import ConfigError
+
+MAX_DATAGRAM = 65535
+_CHECK_S = 0.1  # how often a worker process reads its control queue
+
+
+@dataclass(frozen=True, slots=True)
+class ReceiverConfig:
+    """Where and how sFlow is received. ``host`` ``::`` takes IPv4 and IPv6 alike."""
+
+    host: str = "0.0.0.0"
+    port: int = 6343
+    workers: int = 1
+    rcvbuf_bytes: int = 8 << 20
+    interval_s: float = 10.0
+
+    def validate(self) -> ReceiverConfig:
+        """Return self, or raise ConfigError naming the bad field."""
+        if not 0 <= self.port <= 65535:
+            raise ConfigError("sflow", "port", f"must be 0-65535, not {self.port!r}")
+        if self.workers < 1:
+            raise ConfigError("sflow", "workers", f"must be >= 1, not {self.workers!r}")
+        if self.rcvbuf_bytes < 65536:
+            raise ConfigError("sflow", "rcvbuf_bytes", "must be >= 65536")
+        if not self.interval_s > 0:
+            raise ConfigError("sflow", "interval_s", f"must be > 0, not {self.interval_s!r}")
+        return self
+
+
+def open_socket(config: ReceiverConfig, reuse_port: bool = False) -> socket.socket:
+    """A bound UDP socket with the configured receive buffer (the kernel may cap it at
+    ``net.core.rmem_max``; :func:`receive_buffer` tells what was granted)."""
+    family = socket.AF_INET6 if ":" in config.host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_DGRAM)
+    try:
+        if family == socket.AF_INET6:
+            sock.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 0)
+        if reuse_port:
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, config.rcvbuf_bytes)
+        sock.bind((config.host, config.port))
+    except OSError:
+        sock.close()
+        raise
+    return sock
+
+
+def receive_buffer(sock: socket.socket) -> int:
+    """The receive buffer the kernel granted (Linux reports twice the usable size)."""
+    return sock.getsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF)
+
+
+def interval_end(at: float, interval_s: float) -> float:
+    """The wall-clock boundary closing the interval that holds ``at``.
+
+    >>> interval_end(1005.0, 10.0), interval_end(1010.0, 10.0)
+    (1010.0, 1020.0)
+    """
+    return (math.floor(at / interval_s) + 1) * interval_s
+
+
+class Worker:
+    """Decodes datagrams into the current interval, counting everything."""
+
+    __slots__ = ("accumulator", "decoder", "loss")
+
+    def __init__(self, start: float) -> None:
+        self.decoder = Decoder()
+        self.accumulator = Accumulator(start)
+        self.loss = LossTracker()
+
+    def handle(self, data: bytes, at: float) -> None:
+        datagram = self.decoder.decode(data)
+        if datagram is not None:
+            self.loss.observe(datagram, len(data))
+            self.accumulator.add(datagram, at)
+
+    def take(self, end: float) -> tuple[Interval, Totals]:
+        """The interval up to ``end`` and what was counted in it; both start over."""
+        totals, decoder = self.loss.take(), self.decoder
+        totals.samples.update(decoder.samples)
+        totals.rejects.update(decoder.rejects)
+        decoder.samples.clear()
+        decoder.rejects.clear()
+        return self.accumulator.take(end), totals
+
+
+class _Endpoint(asyncio.DatagramProtocol):
+    def __init__(self, worker: Worker) -> None:
+        self.worker = worker
+
+    def datagram_received(self, data: bytes, addr: object) -> None:
+        self.worker.handle(data, time.time())
+
+
+async def serve(config: ReceiverConfig, worker: Worker) -> asyncio.DatagramTransport:
+    """Feed ``worker`` from a socket on the running loop; close the transport to stop."""
+    loop = asyncio.get_running_loop()
+    transport, _ = await loop.create_datagram_endpoint(
+        lambda: _Endpoint(worker), sock=open_socket(config.validate()))
+    return transport
+
+
+class ReceiverPool:
+    """``workers`` processes on one port (``SO_REUSEPORT``); use as a context manager.
+
+    :meth:`next_interval` returns each wall-clock interval merged across the workers and
+    adds their counts to :attr:`totals`; :meth:`cut` starts a new segment in every worker.
+    ``port`` must be a fixed port: with port 0 each worker would get its own.
+    """
+
+    def __init__(self, config: ReceiverConfig) -> None:
+        self.config = config.validate()
+        context = multiprocessing.get_context("spawn")
+        self._results: multiprocessing.Queue = context.Queue()
+        self._controls = [context.Queue() for _ in range(config.workers)]
+        self._ready = context.Queue()
+        self._processes = [
+            context.Process(target=_work, args=(config, self._results, control, self._ready),
+                            name=f"fabcorr-sflow-{i}", daemon=True)
+            for i, control in enumerate(self._controls)]
+        self.totals = Totals()
+        self._pending: dict[float, list[tuple[Interval, Totals]]] = {}
+
+    def __enter__(self) -> ReceiverPool:
+        for process in self._processes:
+            process.start()
+        for _ in self._processes:
+            failure = self._ready.get(timeout=30)
+            if failure:
+                self.close()
+                raise OSError(failure)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        for control in self._controls:
+            with contextlib.suppress(Exception):
+                control.put(("stop", 0.0))
+        for process in self._processes:
+            process.join(timeout=5)
+            if process.is_alive():
+                process.kill()
+
+    def cut(self, at: float) -> None:
+        for control in self._controls:
+            control.put(("cut", at))
+
+    def next_interval(self, timeout_s: float | None = None) -> Interval:
+        """Block until every worker has handed over the same interval; merge them."""
+        deadline = None if timeout_s is None else time.monotonic() + timeout_s
+        while True:
+            wait = None if deadline is None else max(0.0, deadline - time.monotonic())
+            try:
+                end, interval, totals = self._results.get(timeout=wait)
+            except queue.Empty:
+                raise TimeoutError("no interval from the sFlow workers in time") from None
+            parts = self._pending.setdefault(end, [])
+            parts.append((interval, totals))
+            if len(parts) == len(self._processes):
+                del self._pending[end]
+                for _, part in parts:
+                    self.totals.add(part)
+                return merge([i for i, _ in parts])
+
+
+def _work(config: ReceiverConfig, results: multiprocessing.Queue,
+          control: multiprocessing.Queue, ready: multiprocessing.Queue) -> None:
+    """A worker process: receive, decode, accumulate; hand over each interval."""
+    try:
+        sock = open_socket(config, reuse_port=True)
+    except OSError as exc:
+        ready.put(f"sFlow worker cannot bind {config.host}:{config.port}: {exc}")
+        return
+    ready.put("")
+    sock.settimeout(_CHECK_S)
+    now = time.time()
+    worker, end = Worker(now), interval_end(now, config.interval_s)
+    receive, handle, check = sock.recv, worker.handle, now + _CHECK_S
+    while True:
+        try:
+            data = receive(MAX_DATAGRAM)
+        except TimeoutError:
+            data = b""
+        now = time.time()
+        if now >= end:
+            interval, totals = worker.take(end)
+            results.put((end, interval, totals))
+            end = interval_end(now, config.interval_s)
+        if data:
+            handle(data, now)
+        if now >= check:
+            check = now + _CHECK_S
+            with contextlib.suppress(queue.Empty):
+                while True:
+                    command, at = control.get_nowait()
+                    if command == "stop":
+                        sock.close()
+                        return
+                    worker.accumulator.cut(at)
