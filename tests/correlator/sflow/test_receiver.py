@@ -1,0 +1,96 @@
+"""The receiver over real UDP on loopback: two worker processes sharing one port."""
+
+import asyncio
+import socket
+import time
+
+import pytest
+
+from correlator.attribution.accumulate import merge
+from correlator.sflow.receiver import ReceiverConfig, ReceiverPool, Worker, serve
+from simulator import roce, sflow_wire
+from simulator.sflow_wire import Datagram
+
+SRC, DST = bytes([10, 101, 0, 2]), bytes([10, 101, 0, 3])
+FRAME = roce.frame(bytes(6), bytes(6), SRC, DST, roce.payload(roce.WRITE_ONLY, 9, 1, 4096))
+
+
+def _free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _datagram(agent: str, seq: int) -> bytes:
+    samples = [sflow_wire.FlowSample(seq * 4 + i, 7, 1000, 1000 * (seq * 4 + i), 0,
+                                     sflow_wire.ifindex(7), sflow_wire.ifindex(9),
+                                     FRAME[:128], len(FRAME) + 4) for i in range(4)]
+    return Datagram(agent, 0, seq, 1000 + seq, samples).encode()
+
+
+def _send(port: int, agents: list[str], count: int, skip: int | None = None) -> None:
+    senders = [socket.socket(socket.AF_INET, socket.SOCK_DGRAM) for _ in agents]
+    try:
+        for seq in range(1, count + 1):
+            for sender, agent in zip(senders, agents, strict=True):
+                if seq != skip:
+                    sender.sendto(_datagram(agent, seq), ("127.0.0.1", port))
+            if seq % 50 == 0:
+                time.sleep(0.002)  # stay inside the socket buffers
+    finally:
+        for sender in senders:
+            sender.close()
+
+
+def test_two_worker_processes_share_the_port_and_lose_nothing():
+    port = _free_port()
+    agents = ["127.1.0.1", "127.1.0.2", "127.1.0.3", "127.1.0.4"]
+    config = ReceiverConfig(host="127.0.0.1", port=port, workers=2, interval_s=0.5)
+    with ReceiverPool(config) as pool:
+        _send(port, agents, 300, skip=100)  # each agent's datagram 100 is "lost"
+        intervals = []
+        deadline = time.monotonic() + 15
+        while pool.totals.datagrams < 4 * 299 and time.monotonic() < deadline:
+            intervals.append(pool.next_interval(timeout_s=5))
+    merged = merge(intervals)
+    totals = pool.totals
+    assert (totals.datagrams, totals.lost_datagrams, totals.agent_restarts) == (1196, 4, 0)
+    assert totals.samples == {"flow": 4784} and totals.rejects == {}
+    by_agent: dict[bytes, list[int]] = {}
+    for segment in merged.segments:  # the samples may straddle interval boundaries
+        for key, sums in segment.flows.items():
+            mine = by_agent.setdefault(key[0], [0, 0, 0])
+            for i, value in enumerate(sums):
+                mine[i] += value
+    assert {socket.inet_ntoa(a) for a in by_agent} == set(agents)
+    for sums in by_agent.values():
+        assert sums == [299 * 4, 299 * 4 * len(FRAME + bytes(4)) * 1000, 299 * 4 * 1000]
+
+
+def test_a_taken_port_is_a_clear_error():
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as taken:
+        taken.bind(("127.0.0.1", 0))
+        port = taken.getsockname()[1]
+        with pytest.raises(OSError, match=f"cannot bind 127.0.0.1:{port}"), \
+                ReceiverPool(ReceiverConfig(host="127.0.0.1", port=port, workers=1)):
+            pass
+
+
+def test_the_asyncio_endpoint_feeds_a_worker():
+    async def run():
+        worker = Worker(time.time())
+        port = _free_port()
+        transport = await serve(ReceiverConfig(host="127.0.0.1", port=port), worker)
+        try:
+            _send(port, ["127.1.0.9"], 20)
+            for _ in range(100):
+                await asyncio.sleep(0.01)
+                if worker.loss.totals.datagrams == 20:
+                    break
+        finally:
+            transport.close()
+        return worker.take(time.time())
+
+    interval, totals = asyncio.run(run())
+    assert (totals.datagrams, totals.samples) == (20, {"flow": 80})
+    assert sum(s[0] for seg in interval.segments for s in seg.flows.values()) == 80
