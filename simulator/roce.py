@@ -32,7 +32,8 @@ def payload(opcode: int, dest_qp: int, psn: int, length: int = 0) -> bytes:
     """The UDP payload of one RoCEv2 packet: BTH, its extension headers, ``length`` bytes
     of data and the 4-byte ICRC (over the payload only: a stand-in, no switch checks it).
 
-    A CNP carries BECN and 16 reserved bytes and no data.
+    A CNP carries BECN and 16 reserved bytes and no data; a READ REQUEST asks for
+    ``length`` bytes in its RETH and carries no data.
     """
     if opcode == CNP:
         body = bth(CNP, dest_qp, 0, becn=True) + bytes(16)
@@ -42,7 +43,8 @@ def payload(opcode: int, dest_qp: int, psn: int, length: int = 0) -> bytes:
             body += struct.pack("!QII", 0x7F00_0000_0000 + psn * 4096, 0x1234, length)
         if opcode in _AETH:
             body += struct.pack("!I", psn & 0xFFFFFF)
-        body += bytes(length)
+        if opcode != READ_REQUEST:
+            body += bytes(length)
     return body + struct.pack("<I", zlib.crc32(body))
 
 
