@@ -1,0 +1,160 @@
+"""``fabcorr attribute``: whose traffic filled each link of a saved run, and the hotspots."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Iterator
+from dataclasses import fields
+from typing import Any
+
+from correlator.attribution.attribute import LinkTraffic
+from correlator.attribution.estimate import Share
+from correlator.attribution.hotspots import Hotspot, Thresholds
+from correlator.cli.options import add_format, add_snapshot
+from correlator.cli.printers import Block, Fields, Table, emit
+from correlator.cli.sflow import read_capture
+from correlator.cli.status import ExitStatus
+from correlator.replay import ReplayConfig, ReplayResult, replay
+from inventory.counters import PortCounters
+from inventory.errors import ConfigError
+from topology.schema import id_name
+from topology.snapshot import load_snapshot
+
+
+def register(commands: argparse._SubParsersAction) -> None:
+    """Add ``fabcorr attribute``."""
+    parser = commands.add_parser(
+        "attribute", help="attribute a saved run's link traffic to tenants, jobs and pods",
+        description="Replay a pcap of sFlow datagrams against a topology snapshot: for each "
+        "interval and link direction, the bytes of each tenant, job and pod (apportioned "
+        "from the port counters, with 95%% intervals), then the hotspots with culprits and "
+        "victims. Port counters come from the sFlow counter samples in the capture and "
+        "from --counters. Exit 0; 3 when datagrams were rejected or samples named ports "
+        "the snapshot does not know.")
+    add_snapshot(parser)
+    parser.add_argument("--pcap", required=True, metavar="FILE", help="sFlow capture (pcap)")
+    parser.add_argument("--counters", metavar="FILE",
+                        help="port counter readings, one JSON object per line: switch, port, "
+                        "at (Unix seconds), values {in_octets: N, pfc_rx_pause/3: N, ...}, "
+                        "optional bits {name: 32}, speed_bps")
+    parser.add_argument("--port", type=int, default=None,
+                        help="only UDP datagrams to this port (default: every UDP datagram)")
+    parser.add_argument("--interval", type=float, default=10.0, metavar="SECONDS",
+                        help="attribution interval (default 10)")
+    parser.add_argument("--top-pods", type=int, default=10, metavar="K",
+                        help="pods listed per link direction before 'other' (default 10)")
+    parser.add_argument("--links", type=int, default=20, metavar="N",
+                        help="busiest link directions shown per interval in tables "
+                        "(default 20; json/yaml list all)")
+    limits = parser.add_argument_group("hotspot thresholds")
+    default = Thresholds()
+    limits.add_argument("--utilization", type=float, default=default.utilization,
+                        help=f"utilization 0..1 (default {default.utilization})")
+    limits.add_argument("--pfc", type=float, default=default.pfc_per_s, metavar="PER_S",
+                        help=f"PFC pause frames/s (default {default.pfc_per_s:g})")
+    limits.add_argument("--ecn", type=float, default=default.ecn_per_s, metavar="PER_S",
+                        help=f"ECN-marked packets/s (default {default.ecn_per_s:g})")
+    limits.add_argument("--discards", type=float, default=default.discards_per_s,
+                        metavar="PER_S", help=f"discards/s (default {default.discards_per_s:g})")
+    limits.add_argument("--hot-intervals", type=int, default=default.intervals, metavar="N",
+                        help=f"hot intervals in a row that make a hotspot "
+                        f"(default {default.intervals})")
+    add_format(parser)
+    parser.set_defaults(run=_attribute)
+
+
+def _attribute(args: argparse.Namespace) -> ExitStatus:
+    if not args.interval > 0:
+        raise ConfigError("--interval", "", f"must be > 0, not {args.interval}")
+    if args.top_pods < 1:
+        raise ConfigError("--top-pods", "", f"must be >= 1, not {args.top_pods}")
+    thresholds = Thresholds(args.utilization, args.pfc, args.ecn, args.discards,
+                            args.hot_intervals).validate()
+    fabric = load_snapshot(args.snapshot)
+    readings = list(read_readings(args.counters)) if args.counters else []
+    result = replay(fabric, read_capture(args.pcap, args.port), readings,
+                    ReplayConfig(args.interval, args.top_pods, thresholds))
+    emit(result, lambda r, wide: _blocks(r, wide, args.links), args.output, sys.stdout)
+    unknown = sum(sum(a.unknown_ports.values()) for a in result.attributions)
+    return ExitStatus.PARTIAL if result.totals.rejects or unknown else ExitStatus.OK
+
+
+def read_readings(path: str) -> Iterator[PortCounters]:
+    """Port counter readings from a JSON-lines file; a bad line is a ConfigError."""
+    known = {f.name for f in fields(PortCounters)}
+    try:
+        with open(path, encoding="utf-8") as stream:
+            for number, line in enumerate(stream, 1):
+                if not line.strip():
+                    continue
+                try:
+                    data = json.loads(line)
+                    if not isinstance(data, dict):
+                        raise ValueError("not a JSON object")
+                    extra = set(data) - known
+                    if extra:
+                        raise ValueError(f"unknown field(s) {', '.join(sorted(extra))}")
+                    yield PortCounters(**data)
+                except (ValueError, TypeError) as exc:
+                    raise ConfigError(path, f"line {number}", str(exc)) from exc
+    except OSError as exc:
+        raise ConfigError(path, "", f"cannot read: {exc.strerror}") from exc
+
+
+def _pct(share: Share) -> str:
+    return f"{share.share:.1%} ({share.share_low:.1%}-{share.share_high:.1%})"
+
+
+def _names(shares: tuple[Share, ...], count: int = 3) -> str:
+    return ", ".join(f"{id_name(s.name)} {_pct(s)}" for s in shares[:count])
+
+
+def _link_name(port: str) -> str:
+    return id_name(port).replace("/", ":", 1)
+
+
+def _blocks(result: ReplayResult, wide: bool, links: int) -> list[Block]:
+    totals = result.totals
+    blocks: list[Block] = [Fields([
+        ("Intervals", len(result.attributions)), ("Datagrams", totals.datagrams),
+        ("Samples", dict(totals.samples)), ("Rejected", dict(totals.rejects) or "none"),
+        ("Lost datagrams", totals.lost_datagrams), ("Hotspots", len(result.hotspots))])]
+    for attribution in result.attributions:
+        busy = sorted((x for x in attribution.links if x.samples or x.counter_bytes),
+                      key=lambda x: -(x.counter_bytes or x.estimated_bytes))
+        rows = [_link_row(link, wide) for link in busy[:links]]
+        columns = ["link", "dir", "samples", "gbytes", "util", "tenants (share, 95%)"]
+        if wide:
+            columns += ["jobs", "top pods", "throttled by CNPs"]
+        title = f"Interval {attribution.start:.0f} +{attribution.seconds:g}s"
+        if len(busy) > links:
+            title += f" (busiest {links} of {len(busy)} link directions)"
+        if attribution.unknown_ports:
+            title += f"; samples of unknown ports: {attribution.unknown_ports}"
+        blocks.append(Table(columns, rows, title))
+    if result.hotspots:
+        blocks.append(Table(
+            ["link", "dir", "kinds", "severity", "start", "end", "culprits", "victims",
+             "noisy neighbour"],
+            [_hotspot_row(h) for h in result.hotspots], "Hotspots"))
+    return blocks
+
+
+def _link_row(link: LinkTraffic, wide: bool) -> list[Any]:
+    exact = link.counter_bytes
+    row: list[Any] = [_link_name(link.port), link.direction, link.samples,
+                      f"{(exact if exact is not None else link.estimated_bytes) / 1e9:.3f}"
+                      + ("" if exact is not None else "~"),
+                      "" if link.utilization is None else f"{link.utilization:.0%}",
+                      _names(link.tenants) or link.status]
+    if wide:
+        row += [_names(link.jobs), _names(link.pods), _names(link.throttled)]
+    return row
+
+
+def _hotspot_row(hot: Hotspot) -> list[Any]:
+    return [_link_name(hot.port), hot.direction, ",".join(hot.kinds), hot.severity,
+            f"{hot.start:.0f}", "active" if hot.end is None else f"{hot.end:.0f}",
+            _names(hot.culprits), _names(hot.victims), hot.noisy_neighbour]

@@ -1,0 +1,160 @@
+"""``fabcorr sflow decode``: every sample of a capture, as tshark shows it plus who sent it."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections import Counter
+from collections.abc import Iterator
+from typing import Any
+
+from correlator.attribution.attribute import UNATTRIBUTED
+from correlator.cli.options import add_format
+from correlator.cli.printers import Block, Fields, Table, emit
+from correlator.cli.status import ExitStatus
+from correlator.sflow.decode import Decoder
+from correlator.sflow.pcap import read_udp_payloads
+from correlator.sflow.records import (
+    CounterSample,
+    Datagram,
+    DiscardSample,
+    FlowSample,
+    Packet,
+    address_text,
+    discard_reason,
+)
+from inventory.errors import ConfigError
+from topology.footprint import owners
+from topology.graph import FabricGraph
+from topology.snapshot import load_snapshot
+
+
+def register(commands: argparse._SubParsersAction) -> None:
+    """Add ``fabcorr sflow``."""
+    parser = commands.add_parser("sflow", help="decode sFlow captures",
+                                 description="Work with sFlow v5 datagrams.")
+    sub = parser.add_subparsers(dest="sflow_command", metavar="COMMAND", required=True)
+    decode = sub.add_parser(
+        "decode", help="print every sample of a pcap",
+        description="Decode the sFlow v5 datagrams of a pcap (classic libpcap; UDP to any "
+        "port) and print one record per sample: datagram and sample fields, the sampled "
+        "packet down to the RoCEv2 BTH, and, with --snapshot, the switch port and the "
+        "pods, jobs and tenants behind the addresses. Exit 0; 3 when some datagrams or "
+        "samples were rejected (counted by reason on stderr).")
+    decode.add_argument("pcap", metavar="FILE.pcap", help="capture to decode")
+    decode.add_argument("--snapshot", metavar="FILE",
+                        help="topology snapshot to resolve ports and addresses with")
+    decode.add_argument("--port", type=int, default=None,
+                        help="only UDP datagrams to this port (default: every UDP datagram)")
+    add_format(decode)
+    decode.set_defaults(run=_decode)
+
+
+def read_capture(path: str, port: int | None = None) -> Iterator[tuple[float, bytes]]:
+    """(time, payload) of the UDP datagrams of a pcap; a bad file is a ConfigError."""
+    try:
+        for at, _, _, dport, payload in read_udp_payloads(path):
+            if port is None or dport == port:
+                yield at, payload
+    except OSError as exc:
+        raise ConfigError(path, "", f"cannot read: {exc.strerror}") from exc
+    except ValueError as exc:
+        raise ConfigError(path, "", str(exc).removeprefix(f"{path}: ")) from exc
+
+
+def _decode(args: argparse.Namespace) -> ExitStatus:
+    fabric = load_snapshot(args.snapshot) if args.snapshot else None
+    decoder = Decoder()
+    records = []
+    for at, payload in read_capture(args.pcap, args.port):
+        datagram = decoder.decode(payload)
+        if datagram is not None:
+            records.extend(describe(datagram, at, fabric))
+    emit(records, _blocks, args.output, sys.stdout)
+    return _report(decoder)
+
+
+def _report(decoder: Decoder) -> ExitStatus:
+    rejects: Counter[str] = decoder.rejects
+    print(f"{decoder.datagrams} datagrams, {sum(decoder.samples.values())} samples"
+          + (f", rejected: {dict(rejects)}" if rejects else ""), file=sys.stderr)
+    return ExitStatus.PARTIAL if rejects else ExitStatus.OK
+
+
+def describe(datagram: Datagram, at: float, fabric: FabricGraph | None = None
+             ) -> list[dict[str, Any]]:
+    """One plain record per sample of ``datagram`` (received at ``at``)."""
+    head = {"time": at, "agent": address_text(datagram.agent), "sub_agent": datagram.sub_agent,
+            "datagram_seq": datagram.seq, "uptime_ms": datagram.uptime_ms}
+    records = []
+    for sample in datagram.samples:
+        record = head | {"type": _TYPES[type(sample)], "seq": sample.seq,
+                         "source_type": sample.source_type, "source_index": sample.source_index}
+        if isinstance(sample, FlowSample):
+            record |= {"sampling_rate": sample.sampling_rate, "sample_pool": sample.sample_pool,
+                       "drops": sample.drops, **_interfaces(sample.input, sample.output),
+                       "frame_length": sample.frame_length, "stripped": sample.stripped,
+                       "src_vlan": sample.src_vlan, "dst_vlan": sample.dst_vlan,
+                       **_packet(sample.packet)}
+        elif isinstance(sample, DiscardSample):
+            record |= {"drops": sample.drops, **_interfaces(sample.input, sample.output),
+                       "reason": sample.reason, "reason_name": discard_reason(sample.reason),
+                       "frame_length": sample.frame_length, **_packet(sample.packet)}
+        elif sample.interface is not None:
+            record |= {"counters": sample.interface._asdict(),
+                       "ethernet": list(sample.ethernet) if sample.ethernet else None}
+        if fabric is not None:
+            record |= _resolve(fabric, datagram.agent, sample, at)
+        records.append(record)
+    return records
+
+
+_TYPES = {FlowSample: "flow", CounterSample: "counters", DiscardSample: "discard"}
+
+
+def _interfaces(inp: int, out: int) -> dict[str, int]:
+    return {"input_format": inp >> 30, "input": inp & 0x3FFFFFFF,
+            "output_format": out >> 30, "output": out & 0x3FFFFFFF}
+
+
+def _packet(packet: Packet | None) -> dict[str, Any]:
+    if packet is None:
+        return {"traffic": None}
+    fields = packet._asdict()
+    fields["src_ip"], fields["dst_ip"] = address_text(packet.src_ip), address_text(packet.dst_ip)
+    return fields
+
+
+def _resolve(fabric: FabricGraph, agent: bytes, sample: Any, at: float) -> dict[str, Any]:
+    found: dict[str, Any] = {"port": fabric.indexes.port_for_sample(agent, sample.source_index)}
+    packet = getattr(sample, "packet", None)
+    if packet is not None:
+        table = owners(fabric)
+        for end, address in (("src", packet.src_ip), ("dst", packet.dst_ip)):
+            hit = fabric.indexes.ips.owner(address, at) if address else None
+            owner = table.get(hit.interface) if hit is not None else None
+            found[f"{end}_pod"] = owner.pod if owner else UNATTRIBUTED
+            found[f"{end}_job"] = (owner.job or None) if owner else UNATTRIBUTED
+            found[f"{end}_tenant"] = (owner.tenant or None) if owner else UNATTRIBUTED
+    return found
+
+
+def _blocks(records: list[dict[str, Any]], wide: bool) -> list[Block]:
+    flows = [r for r in records if r["type"] != "counters"]
+    columns = ["agent", "seq", "in", "out", "rate", "len", "traffic", "src", "dst", "qp"]
+    if wide:
+        columns += ["dscp", "ecn", "vlan", "psn", "src pod", "dst pod", "src tenant", "port"]
+    rows = []
+    for r in flows:
+        row = [r["agent"], r["seq"], r["input"], r["output"], r.get("sampling_rate", ""),
+               r["frame_length"], r.get("traffic"), r.get("src_ip"), r.get("dst_ip"),
+               f"{r['dest_qp']:#x}" if r.get("opcode", -1) >= 0 else ""]
+        if wide:
+            row += [r.get("dscp"), r.get("ecn"), r.get("vlan"), r.get("psn"),
+                    r.get("src_pod"), r.get("dst_pod"), r.get("src_tenant"), r.get("port")]
+        rows.append(row)
+    counters = [r for r in records if r["type"] == "counters"]
+    blocks: list[Block] = [Table(columns, rows, f"Packet samples ({len(flows)})")]
+    if counters:
+        blocks.append(Fields([("Counter samples", len(counters))]))
+    return blocks
