@@ -1,9 +1,8 @@
 """Per-interval sums of sFlow samples: the hot path, before anything is resolved.
 
-A flow sample adds to the key (agent, data source, direction, source IP, destination IP,
+A flow sample adds to the key (agent, port, direction, source IP, destination IP,
 traffic class): samples, estimated bytes (frame length x sampling rate) and estimated
-packets (sampling rate). Direction is ``out`` when the data source is the sample's output
-interface and not its input, else ``in`` (ingress sampling, the default everywhere).
+packets (sampling rate). The port and direction come from :func:`data_source`.
 Counter samples and discard samples are kept as they come. Who owns the addresses is
 decided later, once per key (:mod:`correlator.attribution.attribute`); a :meth:`cut`
 starts a new segment so addresses that change owner inside an interval resolve on each
@@ -22,6 +21,7 @@ _INDEX = 0x3FFFFFFF  # format 0 interface value mask (the format bits must be 0 
 
 FlowKey = tuple[bytes, int, str, bytes, bytes, str]
 """(agent, data source ifIndex, direction, source IP, destination IP, traffic class)."""
+# Packet fields by position in the loop below: 0 traffic, 3 src_ip, 4 dst_ip
 
 
 @dataclass(slots=True)
@@ -48,6 +48,24 @@ class Interval:
         return self.end - self.start
 
 
+def data_source(source: int, input: int, output: int) -> tuple[int, str]:
+    """The ifIndex and direction a flow sample counts for.
+
+    The data source is the port: ``in`` when it is the sample's input interface (ingress
+    sampling, the default everywhere), ``out`` when it is the output. A data source that is
+    neither, while the input is known, is an agent that does not name its ports (pmacct's
+    sfprobe always says 0:1): the input port, inbound.
+
+    >>> data_source(5, 5, 9), data_source(9, 5, 9), data_source(1, 5, 0x3FFFFFFF)
+    ((5, 'in'), (9, 'out'), (5, 'in'))
+    """
+    if source == input or (source != output and not 0 < input < _INDEX):
+        return source, IN
+    if source == output:
+        return source, OUT
+    return input, IN
+
+
 class Accumulator:
     """Sums samples into the current interval; :meth:`take` hands it over."""
 
@@ -68,19 +86,23 @@ class Accumulator:
         flows, agent = self._flows, datagram.agent
         for sample in datagram.samples:
             if sample.__class__ is FlowSample:
-                source, rate, packet = sample.source_index, sample.sampling_rate, sample.packet
-                direction = OUT if (sample.output == source and sample.input != source) else IN
+                _, _, source, rate, _, _, inp, out, length, _, packet, _, _ = sample
+                if source == inp:
+                    direction = IN
+                elif source == out:
+                    direction = OUT
+                else:
+                    source, direction = data_source(source, inp, out)
                 if packet is None:
                     key = (agent, source, direction, b"", b"", NO_HEADER)
                 else:
-                    key = (agent, source, direction, packet.src_ip, packet.dst_ip,
-                           packet.traffic)
+                    key = (agent, source, direction, packet[3], packet[4], packet[0])
                 sums = flows.get(key)
                 if sums is None:
-                    flows[key] = [1, sample.frame_length * rate, rate]
+                    flows[key] = [1, length * rate, rate]
                 else:
                     sums[0] += 1
-                    sums[1] += sample.frame_length * rate
+                    sums[1] += length * rate
                     sums[2] += rate
             elif sample.__class__ is CounterSample:
                 self._counters.append((agent, at, sample))

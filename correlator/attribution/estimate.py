@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from dataclasses import dataclass
+from typing import NamedTuple
 
 Z95 = 1.959963984540054
 OTHER = "other"
@@ -36,8 +36,7 @@ def wilson(c: int, n: int, z: float = Z95) -> tuple[float, float]:
     return max(0.0, centre - half), min(1.0, centre + half)
 
 
-@dataclass(frozen=True, slots=True)
-class Share:
+class Share(NamedTuple):
     """One group's part of a link direction in one interval.
 
     ``bytes`` is apportioned from the counters when the interval had them (``exact``),
@@ -54,12 +53,6 @@ class Share:
     high: float
     packets: float
     exact: bool
-
-    def as_dict(self) -> dict[str, object]:
-        return {"name": self.name, "samples": self.samples, "share": self.share,
-                "share_low": self.share_low, "share_high": self.share_high,
-                "bytes": self.bytes, "bytes_low": self.low, "bytes_high": self.high,
-                "packets": self.packets, "exact": self.exact}
 
 
 Sums = tuple[int, float, float]
@@ -81,9 +74,9 @@ def share_of(name: str, sums: Sums, n: int, total_bytes: float,
     """
     c, estimated, packets = sums
     share = estimated / total_bytes if total_bytes > 0 else 0.0
-    low, high = wilson(c, n)
-    scale = share / (c / n) if c and n else 0.0
-    share_low, share_high = min(1.0, low * scale), min(1.0, high * scale)
+    low, high = wilson(c, n) if c else (0.0, 0.0)
+    scale = share * n / c if c else 0.0  # the byte share over the sample share
+    share_low, share_high = low * scale, min(1.0, high * scale)
     if exact_bytes is not None:
         return Share(name, c, share, share_low, share_high, share * exact_bytes,
                      share_low * exact_bytes, share_high * exact_bytes, packets, True)

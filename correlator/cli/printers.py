@@ -51,6 +51,8 @@ def to_data(value: Any) -> Any:
         return {f.name: to_data(getattr(value, f.name)) for f in dataclasses.fields(value)}
     if isinstance(value, Enum):
         return value.value
+    if isinstance(value, tuple) and hasattr(value, "_asdict"):  # a NamedTuple
+        return {k: to_data(v) for k, v in value._asdict().items()}
     if isinstance(value, dict):
         return {str(k): to_data(v) for k, v in value.items()}
     if isinstance(value, list | tuple | set | frozenset):

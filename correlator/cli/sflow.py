@@ -8,6 +8,7 @@ from collections import Counter
 from collections.abc import Iterator
 from typing import Any
 
+from correlator.attribution.accumulate import IN, data_source
 from correlator.attribution.attribute import UNATTRIBUTED
 from correlator.cli.options import add_format
 from correlator.cli.printers import Block, Fields, Table, emit
@@ -126,7 +127,10 @@ def _packet(packet: Packet | None) -> dict[str, Any]:
 
 
 def _resolve(fabric: FabricGraph, agent: bytes, sample: Any, at: float) -> dict[str, Any]:
-    found: dict[str, Any] = {"port": fabric.indexes.port_for_sample(agent, sample.source_index)}
+    index, direction = (data_source(sample.source_index, sample.input, sample.output)
+                        if isinstance(sample, FlowSample) else (sample.source_index, IN))
+    found: dict[str, Any] = {"port": fabric.indexes.port_for_sample(agent, index),
+                             "direction": direction}
     packet = getattr(sample, "packet", None)
     if packet is not None:
         table = owners(fabric)

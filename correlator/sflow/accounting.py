@@ -36,12 +36,6 @@ class Totals:
         self.agent_restarts += other.agent_restarts
         self.agent_drops += other.agent_drops
 
-    def as_dict(self) -> dict[str, object]:
-        return {"datagrams": self.datagrams, "bytes": self.bytes,
-                "samples": dict(self.samples), "rejects": dict(self.rejects),
-                "lost_datagrams": self.lost_datagrams, "agent_restarts": self.agent_restarts,
-                "agent_drops": self.agent_drops}
-
 
 class LossTracker:
     """Follows sequence numbers and drop counters across datagrams, adding to ``totals``.
@@ -74,13 +68,16 @@ class LossTracker:
             else:
                 totals.lost_datagrams += seq - last[0] - 1
         self._sequences[key] = (seq, uptime)
+        known = self._drops
         for sample in datagram.samples:
-            if sample.__class__ is FlowSample:
+            # only sources that ever dropped are followed: the common case costs one test
+            if sample.__class__ is FlowSample and (sample.drops or known):
                 source = (datagram.agent, sample.source_type, sample.source_index)
-                before = self._drops.get(source)
+                before = known.get(source)
                 if before is not None and sample.drops > before:
                     totals.agent_drops += sample.drops - before
-                self._drops[source] = sample.drops
+                if sample.drops or before is not None:
+                    known[source] = sample.drops
 
     def take(self) -> Totals:
         """The totals so far; counting starts over (sequence state is kept)."""

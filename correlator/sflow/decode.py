@@ -15,7 +15,7 @@ from __future__ import annotations
 import struct
 from collections import Counter
 
-from correlator.sflow.packet import PARSERS
+from correlator.sflow.packet import PARSERS, parse_ethernet
 from correlator.sflow.records import (
     CounterSample,
     Datagram,
@@ -34,6 +34,7 @@ _PAIR = struct.Struct("!II").unpack_from  # format, length
 _FLOW = struct.Struct("!IIIIIIII").unpack_from  # seq, source, rate, pool, drops, in, out, n
 _FLOW_X = struct.Struct("!IIIIIIIIIIII").unpack_from  # expanded: type and index split
 _HEADER = struct.Struct("!IIII").unpack_from  # protocol, frame length, stripped, length
+_FIRST = struct.Struct("!IIIIII").unpack_from  # a record's format and length, then _HEADER
 _SWITCH = struct.Struct("!IIII").unpack_from  # src vlan, src priority, dst vlan, dst priority
 _COUNTERS = struct.Struct("!III").unpack_from  # seq, source, n
 _COUNTERS_X = struct.Struct("!IIII").unpack_from
@@ -82,7 +83,7 @@ class Decoder:
         _, _, agent, sub_agent, seq, uptime, count = head.unpack_from(data, 0)
         self.datagrams += 1
         samples: list[Sample] = []
-        counted, at = self.samples, head.size
+        counted, at, flows = self.samples, head.size, 0
         for _ in range(min(count, _MAX_ITEMS)):
             if at + 8 > size:
                 self.rejects["truncated-sample"] += 1
@@ -96,7 +97,7 @@ class Decoder:
             try:
                 if kind == 1 or kind == 3:
                     samples.append(self._flow(data, body, end, kind == 3))
-                    counted["flow"] += 1
+                    flows += 1
                 elif kind == 2 or kind == 4:
                     samples.append(self._counters(data, body, end, kind == 4))
                     counted["counters"] += 1
@@ -112,6 +113,8 @@ class Decoder:
             except (struct.error, IndexError):
                 self.rejects["truncated-record"] += 1
                 continue
+        if flows:
+            counted["flow"] += flows
         return Datagram(agent, sub_agent, seq, uptime, samples)
 
     def _flow(self, data: bytes, at: int, end: int, expanded: bool) -> FlowSample:
@@ -131,7 +134,20 @@ class Decoder:
         frame_length = stripped = 0
         packet: Packet | None = None
         src_vlan = dst_vlan = -1
-        for _ in range(min(count, _MAX_ITEMS)):
+        if count > _MAX_ITEMS:
+            count = _MAX_ITEMS
+        if count and at + 24 <= end:  # the sampled header first, as agents send it: one unpack
+            kind, length, protocol, frame_length, stripped, header_length = _FIRST(data, at)
+            if kind == 1 and length >= 16 and at + 24 + header_length <= at + 8 + length <= end:
+                if protocol == 1:
+                    packet = parse_ethernet(data, at + 24, at + 24 + header_length)
+                elif protocol in PARSERS:
+                    packet = PARSERS[protocol](data, at + 24, at + 24 + header_length)
+                at = (at + 11 + length) & ~3
+                count -= 1
+            else:
+                frame_length = stripped = 0
+        for _ in range(count):
             if at + 8 > end:
                 raise struct.error
             kind, length = _PAIR(data, at)
@@ -211,4 +227,4 @@ def _sampled_header(data: bytes, at: int, end: int) -> tuple[int, int, Packet | 
     if at + 16 + length > end:
         raise _BadRecord
     parser = PARSERS.get(protocol)
-    return frame_length, stripped, (parser(data[at + 16:at + 16 + length]) if parser else None)
+    return frame_length, stripped, (parser(data, at + 16, at + 16 + length) if parser else None)

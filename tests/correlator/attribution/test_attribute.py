@@ -88,8 +88,16 @@ def test_a_port_with_counters_and_no_samples_says_so(fabric):
 
 
 def test_samples_of_an_unknown_port_are_counted_not_attributed(fabric):
-    result = attribute(fabric, _interval(flows(A0, A1, 4, source=77)))
+    result = attribute(fabric, _interval(flows(A0, A1, 4, source=77, input=77)))
     assert result.links == () and result.unknown_ports == {"127.1.0.1:77": 4}
+
+
+def test_an_agent_that_does_not_name_its_data_source_counts_for_the_input_port(fabric):
+    """pmacct's sfprobe says data source 0:1 whatever port it samples."""
+    result = attribute(fabric, _interval(flows(A0, A1, 4, source=1, input=1001,
+                                               output=0x3FFFFFFF)))
+    assert [(x.port, x.direction, x.samples) for x in result.links] == [
+        ("port:leaf01/Ethernet1", "in", 4)]
 
 
 def test_cnps_count_against_the_job_they_throttle(fabric):

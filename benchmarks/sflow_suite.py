@@ -1,0 +1,181 @@
+"""sFlow benchmark: decode and attribute a capture of 1,000,000 RoCEv2 samples on one core,
+next to pmacct's ``sfacctd`` reading the same capture.
+
+The fabric has 10,240 pod IPs (1,280 nodes x 8 NICs, 120 jobs of 30 tenants). The
+capture holds datagrams of 5-10 flow samples with 128-byte headers, from the leaves'
+host-facing ports, between pods of the same job (the flows a job's collectives make),
+one datagram stream per leaf over one 10 s interval. fabcorr's number covers reading the pcap,
+decoding every datagram down to the BTH, accumulating per interval and attributing every
+interval (ports, pods, jobs, tenants, shares); ``decode_attribute`` the same from
+datagrams already in memory. ``sfacctd`` reads the pcap with ``pcap_savefile`` and
+aggregates by agent, input interface and source / destination host into its print plugin
+(it prints what it counted, which is checked against the sample count). Both are timed
+in CPU seconds (fabcorr: this process, one thread; sfacctd: its core and plugin
+processes, from the children's resource usage: its wall time is mostly fixed waits) in
+the same run, medians of ``repeat`` runs; the ratio is fabcorr's samples per CPU second
+over sfacctd's.
+"""
+
+from __future__ import annotations
+
+import random
+import resource
+import shutil
+import subprocess
+import tempfile
+import time
+from dataclasses import replace
+from pathlib import Path
+
+from benchmarks.harness import Result, median
+from correlator.replay import ReplayConfig, replay
+from correlator.sflow.pcap import read_udp_payloads
+from simulator import roce, sflow_wire
+from simulator.generator import FabricSpec, generate_facts
+from simulator.ladder import synthetic_jobs
+from simulator.pcap import write_pcap
+from topology.build import build_graph
+from topology.footprint import owners, plugs
+from topology.graph import FabricGraph
+
+NAME = "sflow"
+SIZE = "10k-ips"
+SAMPLES = 1_000_000
+SECONDS = 10  # one interval: at 1:400k a medium fabric sends 1M samples in 1.4 s
+RATE = 4000
+_SPEC = FabricSpec(nodes=1280, leaves_per_rail=20, spines=64, uplinks_per_leaf=64)
+_TEMPLATES = 20_000  # distinct (port, source, destination) samples to draw from
+
+
+def run(sizes: list[str], repeat: int) -> list[Result]:
+    """One fabric size of its own, whatever ``sizes`` says."""
+    del sizes
+    facts = generate_facts(replace(_SPEC, jobs=synthetic_jobs(_SPEC.nodes, _SPEC.rails,
+                                                               120, 30)))
+    fabric = build_graph(facts)
+    datagrams = _capture(fabric)
+    samples = sum(_count(d) for _, d, _ in datagrams)
+    with tempfile.TemporaryDirectory(prefix="fabcorr-sflow-bench-") as folder:
+        pcap = Path(folder) / "capture.pcap"
+        write_pcap(pcap, [(t, d, a, "192.0.2.99", 6343) for t, d, a in datagrams])
+        memory = [(t, d) for t, d, _ in datagrams]
+        ours_memory = median([_fabcorr(fabric, memory, samples) for _ in range(repeat)])
+        ours_pcap = median([_fabcorr(fabric, _from_pcap(pcap), samples)
+                            for _ in range(repeat)])
+        theirs = [_sfacctd(pcap, Path(folder), samples) for _ in range(repeat)]
+    results = [
+        Result(NAME, SIZE, "pod_ips", len(facts.pod_interfaces), "count"),
+        Result(NAME, SIZE, "samples", samples, "count"),
+        Result(NAME, SIZE, "datagrams", len(datagrams), "count"),
+        Result(NAME, SIZE, "decode_attribute_samples_per_s", samples / ours_memory,
+               "samples/s"),
+        Result(NAME, SIZE, "pcap_decode_attribute_samples_per_s", samples / ours_pcap,
+               "samples/s"),
+    ]
+    if all(t is not None for t in theirs):
+        cpu = median([t for t in theirs if t is not None])
+        results += [
+            Result(NAME, SIZE, "sfacctd_pcap_samples_per_cpu_s", samples / cpu, "samples/s"),
+            Result(NAME, SIZE, "fabcorr_vs_sfacctd_ratio", cpu / ours_pcap, "ratio"),
+        ]
+    return results
+
+
+def _fabcorr(fabric: FabricGraph, datagrams: object, samples: int) -> float:
+    """CPU seconds of one replay (a single thread: CPU time is its time on one core)."""
+    start = time.process_time()
+    result = replay(fabric, datagrams, config=ReplayConfig(interval_s=10.0))  # type: ignore[arg-type]
+    seconds = time.process_time() - start
+    got = sum(result.totals.samples.values())
+    if got != samples or result.totals.rejects:
+        raise RuntimeError(f"fabcorr decoded {got} of {samples} samples, "
+                           f"rejects {dict(result.totals.rejects)}")
+    unknown = sum(sum(a.unknown_ports.values()) for a in result.attributions)
+    if unknown or any(a.unattributed_samples for a in result.attributions):
+        raise RuntimeError("samples of the benchmark capture did not resolve")
+    return seconds
+
+
+def _from_pcap(pcap: Path) -> object:
+    return ((at, payload) for at, _, _, _, payload in read_udp_payloads(pcap))
+
+
+def _sfacctd(pcap: Path, folder: Path, samples: int) -> float | None:
+    """CPU seconds sfacctd takes over ``pcap``, None when it is not installed."""
+    binary = shutil.which("sfacctd")
+    if binary is None:
+        return None
+    output = folder / "sfacctd.csv"
+    output.unlink(missing_ok=True)
+    config = folder / "sfacctd.conf"
+    config.write_text(
+        f"daemonize: false\npcap_savefile: {pcap}\n"
+        "plugins: print\naggregate: peer_src_ip, in_iface, src_host, dst_host\n"
+        f"print_output: csv\nprint_output_file: {output}\nprint_refresh_time: 3600\n"
+        "logfile: /dev/null\n")  # no sfacctd_port: it may not go with pcap_savefile
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    subprocess.run([binary, "-f", str(config)], check=True, timeout=600,
+                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    seconds = after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime
+    counted = _sfacctd_packets(output)
+    if counted != samples:
+        raise RuntimeError(f"sfacctd counted {counted} of {samples} samples")
+    return seconds
+
+
+def _sfacctd_packets(output: Path) -> int:
+    """Packets (samples: no renormalization) in sfacctd's CSV output."""
+    lines = output.read_text().splitlines()
+    column = lines[0].split(",").index("PACKETS")
+    return sum(int(line.split(",")[column]) for line in lines[1:] if line)
+
+
+def _capture(fabric: FabricGraph) -> list[tuple[float, bytes, str]]:
+    """Datagrams (time, payload, agent) of ``SAMPLES`` samples, 5-10 per datagram."""
+    rng = random.Random(7)
+    graph, who = fabric.graph, owners(fabric)
+    agents = {s.name: s.sflow_agent for s in fabric.facts.switches}
+    by_job: dict[str, list[tuple[str, str, int]]] = {}
+    for podif, plug in plugs(fabric).items():
+        port = graph.nodes[plug.leaf_port]
+        address = graph.nodes[podif]["ipv4"].split("/")[0]
+        by_job.setdefault(who[podif].job, []).append((address, port["switch"],
+                                                      port["ifindex"]))
+    jobs = [members for members in by_job.values() if len(members) > 1]
+    templates: dict[str, list[bytes]] = {}
+    mac = bytes(6)
+    for n in range(_TEMPLATES):
+        (src, leaf, index), (dst, _, _) = rng.sample(rng.choice(jobs), 2)
+        frame = roce.frame(mac, mac, _packed(src), _packed(dst),
+                           roce.payload(rng.choice((roce.WRITE_ONLY, roce.WRITE_MIDDLE,
+                                                    roce.SEND_ONLY, roce.ACK)),
+                                        rng.randrange(1 << 24), n, 4096),
+                           sport=49152 + n % 16384)
+        templates.setdefault(leaf, []).append(sflow_wire.FlowSample(
+            n, index, RATE, RATE * n, 0, sflow_wire.ifindex(index),
+            sflow_wire.ifindex(1), frame[:128], len(frame) + 4).encode())
+    names = sorted(templates)
+    sequence = dict.fromkeys(names, 0)
+    payloads: list[tuple[bytes, str]] = []
+    made = 0
+    while made < SAMPLES:
+        leaf = rng.choice(names)
+        count = min(rng.randint(5, 10), SAMPLES - made)
+        sequence[leaf] += 1
+        header = sflow_wire.datagram_header(agents[leaf], 0, sequence[leaf], sequence[leaf],
+                                            count)
+        payloads.append((header + b"".join(rng.choices(templates[leaf], k=count)),
+                         agents[leaf]))
+        made += count
+    start = 1767229200.0
+    return [(start + SECONDS * i / len(payloads), data, agent)
+            for i, (data, agent) in enumerate(payloads)]
+
+
+def _packed(address: str) -> bytes:
+    return bytes(int(part) for part in address.split("."))
+
+
+def _count(datagram: bytes) -> int:
+    return int.from_bytes(datagram[24:28], "big")
