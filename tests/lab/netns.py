@@ -3,8 +3,10 @@
 Every switch namespace runs ``snmpd`` (AgentX master, IF-MIB from its own kernel) and
 ``lldpd -x`` serving LLDP-MIB through it; every host runs ``lldpd``; LLDP is really
 exchanged over the veth cables. Switches are managed over a bridge in the root namespace
-(198.18.0.0/24, a benchmarking range no real host uses). ``down()`` removes every
-namespace, link and process, and is safe to call twice or after a failed ``up()``.
+(198.18.0.0/24, a benchmarking range no real host uses). On demand, ``route()`` makes the
+fabric an IPv4 router network with "pod" addresses on the hosts, and ``sflow_probe()`` runs
+``pmacctd``'s sFlow agent on a switch port. ``down()`` removes every namespace, link and
+process, and is safe to call twice or after a failed ``up()``.
 """
 
 from __future__ import annotations
@@ -14,19 +16,29 @@ import os
 import secrets
 import shutil
 import subprocess
+import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
 MGMT_NET = "198.18.0"
+COLLECTOR = f"{MGMT_NET}.254"
+"""The root namespace's address on the management bridge (where the sFlow collector binds)."""
+LINK_NET = "10.100"
 SNMP_COMMUNITY = "fabcorr-lab"
 SNMP_USER, SNMP_AUTH, SNMP_PRIV = "fabcorr", "lab-auth-secret", "lab-priv-secret"
 DAEMONS = ("ip", "lldpd", "lldpcli", "snmpd", "snmpwalk", "snmpset")
 NS_CACHE_TIMEOUT = "1.3.6.1.4.1.8072.1.5.3.1.2"
+POKE = """import socket, sys
+sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+sock.bind((sys.argv[1], 0))
+for _ in range(int(sys.argv[3])):
+    sock.sendto(bytes(22), (sys.argv[2], 9))
+"""
 
 
-def missing_tools() -> list[str]:
-    return [tool for tool in DAEMONS if shutil.which(tool) is None]
+def missing_tools(tools: tuple[str, ...] = DAEMONS) -> list[str]:
+    return [tool for tool in tools if shutil.which(tool) is None]
 
 
 @dataclass(frozen=True)
@@ -93,7 +105,7 @@ class Lab:
     def _management(self) -> None:
         bridge = f"{self.prefix}br"
         self.run(None, "ip", "link", "add", bridge, "type", "bridge")
-        self.run(None, "ip", "addr", "add", f"{MGMT_NET}.254/24", "dev", bridge)
+        self.run(None, "ip", "addr", "add", f"{COLLECTOR}/24", "dev", bridge)
         self.run(None, "ip", "link", "set", bridge, "up")
         for number, device in enumerate(self.switches):
             outside, inside = f"{self.prefix}m{number}", f"{self.prefix}n{number}"
@@ -105,11 +117,14 @@ class Lab:
             self.run(device, "ip", "link", "set", "mgmt0", "up")
             self.mgmt[device] = address
 
-    def _start(self, device: str, name: str, argv: list[str], env: dict | None = None) -> None:
+    def _start(self, device: str, name: str, argv: list[str],
+               env: dict | None = None) -> subprocess.Popen:
         log = (self.workdir / f"{device}-{name}.log").open("w")
-        self.processes.append(subprocess.Popen(
+        process = subprocess.Popen(
             ["ip", "netns", "exec", self.ns(device), *argv], stdout=log,
-            stderr=subprocess.STDOUT, env={**os.environ, **(env or {})}))
+            stderr=subprocess.STDOUT, env={**os.environ, **(env or {})})
+        self.processes.append(process)
+        return process
 
     def _snmpd(self, device: str) -> None:
         home = self.workdir / device
@@ -205,16 +220,113 @@ class Lab:
         [link] = json.loads(self.run(device, "ip", "-j", "link", "show", port))
         return link["address"]
 
-    def down(self) -> None:
-        """Stop every process, delete every namespace, link and file of this lab."""
-        for process in self.processes:
+    def ifindex(self, device: str, port: str) -> int:
+        return int(self.run(device, "cat", f"/sys/class/net/{port}/ifindex"))
+
+    def rx(self, device: str, port: str) -> tuple[int, int]:
+        """The kernel's received (packets, bytes) of a port; bytes count no FCS."""
+        stats = f"/sys/class/net/{port}/statistics/rx_"
+        packets, octets = self.run(device, "cat", f"{stats}packets", f"{stats}bytes").split()
+        return int(packets), int(octets)
+
+    def route(self, pods: dict[str, list[str]]) -> None:
+        """Make the switches IPv4 routers and give each host its pod addresses (``{host:
+        [address, ...]}``, /32 each on the host's port).
+
+        Cable n is 10.100.n.0/30, .1 on its ``a`` end and .2 on its ``b`` end, with permanent
+        neighbour entries on both (no ARP during a measurement). Every other device gets a
+        /32 route to each pod along the shortest path through the switches.
+        """
+        links: dict[str, list[tuple[str, str, str, str]]] = {}  # (port, address, peer, port)
+        for number, cable in enumerate(self.cables):
+            a, b = f"{LINK_NET}.{number}.1", f"{LINK_NET}.{number}.2"
+            for device, port, address, peer, peer_port, peer_address in (
+                    (cable.a, cable.a_port, a, cable.b, cable.b_port, b),
+                    (cable.b, cable.b_port, b, cable.a, cable.a_port, a)):
+                self.run(device, "ip", "addr", "replace", f"{address}/30", "dev", port)
+                self.run(device, "ip", "neigh", "replace", peer_address, "lladdr",
+                         self.mac(peer, peer_port), "dev", port, "nud", "permanent")
+                links.setdefault(device, []).append((port, address, peer, peer_port))
+        for device in self.switches:
+            self.run(device, "sysctl", "-qw", "net.ipv4.ip_forward=1")
+        for host, addresses in pods.items():
+            for address in addresses:
+                self.run(host, "ip", "addr", "replace", f"{address}/32", "dev",
+                         links[host][0][0])
+            reached, queue = {host}, [host]
+            for device in queue:  # breadth first from the host; only switches forward
+                if device != host and device not in self.switches:
+                    continue
+                for _, via, peer, peer_port in links[device]:
+                    if peer in reached:
+                        continue
+                    reached.add(peer)
+                    queue.append(peer)
+                    for address in addresses:
+                        self.run(peer, "ip", "route", "replace", f"{address}/32", "via", via,
+                                 "dev", peer_port)
+
+    def sflow_probe(self, device: str, port: str, receiver: tuple[str, int],
+                    sampling_rate: int, pcap_filter: str = "",
+                    timeout: float = 10.0) -> subprocess.Popen:
+        """Start ``pmacctd``'s sfprobe plugin on a switch port: the packets the port receives
+        (those matching ``pcap_filter``), sampled 1 in ``sampling_rate``, sent as sFlow to
+        ``receiver`` with the switch's management address as agent. Returns once it
+        captures; stopped by :meth:`stop` or :meth:`down`.
+
+        The agent sends the samples it holds only when a packet reaches it in a later
+        second than the last one did, and libpcap hands it packets up to a second late: to
+        collect every sample, :meth:`poke` the port until a sample of a poke arrives.
+        """
+        name = f"pmacctd-{port}"
+        config = self.workdir / device / f"{name}.conf"
+        config.parent.mkdir(mode=0o755, exist_ok=True)
+        config.write_text(
+            f"daemonize: false\npcap_interface: {port}\npcap_direction: in\n"
+            "pcap_ifindex: sys\nplugins: sfprobe[probe]\n"
+            f"sfprobe_receiver[probe]: {receiver[0]}:{receiver[1]}\n"
+            f"sfprobe_agentip[probe]: {self.mgmt[device]}\nsfprobe_direction[probe]: in\n"
+            f"sampling_rate: {sampling_rate}\n"
+            + (f"pcap_filter: {pcap_filter}\n" if pcap_filter else ""))
+        process = self._start(device, name, ["pmacctd", "-f", str(config)])
+        log = self.workdir / f"{device}-{name}.log"
+        deadline = time.monotonic() + timeout
+        while "Sampling at:" not in log.read_text():
+            if process.poll() is not None or time.monotonic() > deadline:
+                self.stop(process)
+                raise RuntimeError(f"{device}: pmacctd did not start: {log.read_text()}")
+            time.sleep(0.05)
+        return process
+
+    def poke(self, device: str, port: str, count: int = 1) -> None:
+        """Send ``count`` UDP datagrams (to port 9, 64-byte frames) into a switch port from
+        its cable peer (after :meth:`route`)."""
+        for number, cable in enumerate(self.cables):
+            ends = {(cable.a, cable.a_port): (cable.b, 2, 1),  # (peer, its host part, ours)
+                    (cable.b, cable.b_port): (cable.a, 1, 2)}
+            if (device, port) in ends:
+                peer, source, target = ends[device, port]
+                self.run(peer, sys.executable, "-c", POKE, f"{LINK_NET}.{number}.{source}",
+                         f"{LINK_NET}.{number}.{target}", str(count))
+                return
+        raise ValueError(f"{device}:{port} is not cabled")
+
+    def stop(self, *processes: subprocess.Popen) -> None:
+        """Stop processes this lab started (and forget them)."""
+        for process in processes:
             process.terminate()
-        for process in self.processes:
+        for process in processes:
             try:
                 process.wait(timeout=5)
             except subprocess.TimeoutExpired:
                 process.kill()
-        self.processes.clear()
+                process.wait()
+            if process in self.processes:
+                self.processes.remove(process)
+
+    def down(self) -> None:
+        """Stop every process, delete every namespace, link and file of this lab."""
+        self.stop(*self.processes)
         for device in self.switches + self.hosts:
             subprocess.run(["ip", "netns", "del", self.ns(device)], capture_output=True,
                            check=False)
