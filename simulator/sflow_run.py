@@ -42,7 +42,21 @@ class PortFlow:
         return roce.frame(_MAC, _MAC, ipaddress.ip_address(self.src).packed,
                           ipaddress.ip_address(self.dst).packed,
                           roce.payload(self.opcode, 0x100 + self.sport % 4096, 1, self.payload),
-                          sport=self.sport)
+                          sport=self.sport,
+                          dscp=roce.CNP_DSCP if self.opcode == roce.CNP else roce.ROCE_DSCP)
+
+
+@dataclass(frozen=True)
+class CaptureSpec:
+    """A capture to run: ``flows`` for ``seconds`` from ``start`` (Unix seconds; 0: an
+    hour after the fabric's pods started), sampled 1-in-``sampling_rate``."""
+
+    seconds: int = 30
+    sampling_rate: int = 1000
+    counter_every_s: int = 5
+    start: float = 0.0
+    seed: int = 0
+    flows: tuple[PortFlow, ...] = ()
 
 
 @dataclass

@@ -1,4 +1,5 @@
-"""Fabric spec files: a YAML mapping of FabricSpec fields plus a ``jobs`` list.
+"""Spec files: fabrics (FabricSpec fields plus a ``jobs`` list) and sFlow captures
+(CaptureSpec fields plus a ``flows`` list of PortFlow fields).
 
 Example (``examples/fabric-small/fabric.yaml``)::
 
@@ -20,6 +21,7 @@ from typing import Any
 from inventory.errors import ConfigError
 from inventory.files import load_config
 from simulator.generator import FabricSpec, JobSpec
+from simulator.sflow_run import CaptureSpec, PortFlow
 
 
 def load_fabric_spec(path: str | Path) -> FabricSpec:
@@ -54,16 +56,53 @@ def fabric_spec_from(document: Any, origin: str = "<spec>") -> FabricSpec:
     return spec
 
 
+def load_capture_spec(path: str | Path) -> CaptureSpec:
+    """Read and validate a capture spec (``simulate capture --flows``).
+
+    >>> capture_spec_from({"seconds": 5, "flows": [{"switch": "leaf01", "port": "Ethernet1",
+    ...     "src": "10.101.0.2", "dst": "10.101.0.3", "packets_per_s": 1000}]}).flows[0].port
+    'Ethernet1'
+    """
+    return capture_spec_from(load_config(path), str(path))
+
+
+def capture_spec_from(document: Any, origin: str = "<capture>") -> CaptureSpec:
+    """A CaptureSpec from parsed YAML; ConfigError names the file, key and reason."""
+    if not isinstance(document, dict):
+        raise ConfigError(origin, "", "a capture spec is a mapping of keys")
+    values = _fields(CaptureSpec, {k: v for k, v in document.items() if k != "flows"},
+                     origin, "")
+    flows = document.get("flows", [])
+    if not isinstance(flows, list) or not flows:
+        raise ConfigError(origin, "flows", "expected a non-empty list of flows")
+    parsed = []
+    for i, flow in enumerate(flows):
+        fields = _fields(PortFlow, flow, origin, f"flows[{i}].")
+        missing = [k for k in ("switch", "port", "src", "dst", "packets_per_s")
+                   if k not in fields]
+        if missing:
+            raise ConfigError(origin, f"flows[{i}]", f"missing {', '.join(missing)}")
+        if fields["packets_per_s"] < 0:
+            raise ConfigError(origin, f"flows[{i}].packets_per_s", "must be >= 0")
+        parsed.append(PortFlow(**fields))
+    values["flows"] = tuple(parsed)
+    for key in ("seconds", "sampling_rate", "counter_every_s"):
+        if values.get(key, 1) < 1:
+            raise ConfigError(origin, key, "must be >= 1")
+    return CaptureSpec(**values)
+
+
 def _fields(cls: type, entry: Any, origin: str, prefix: str) -> dict[str, Any]:
     if not isinstance(entry, dict):
         raise ConfigError(origin, prefix.rstrip("."), "expected a mapping")
-    known = {f.name: f for f in dataclasses.fields(cls) if f.name != "jobs"}
+    known = {f.name: f for f in dataclasses.fields(cls) if f.name not in ("jobs", "flows")}
     for key, value in entry.items():
         if key not in known:
             raise ConfigError(origin, f"{prefix}{key}",
                               f"unknown key (keys: {', '.join(known)})")
-        expected = type(known[key].default) if known[key].default is not dataclasses.MISSING \
-            else str
+        default = known[key].default
+        expected = type(default) if default is not dataclasses.MISSING else \
+            (int if known[key].type in ("int", int) else str)
         if expected is float and isinstance(value, int):
             continue
         if not isinstance(value, expected) or (expected is int and isinstance(value, bool)):

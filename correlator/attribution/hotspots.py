@@ -12,10 +12,11 @@ A link direction is *hot* in an interval when one of its signals passes its thre
 
 After ``intervals`` hot intervals in a row the direction becomes a :class:`Hotspot`; it
 ends at the first interval that is not hot. Severity is ``critical`` when some signal is
-at least twice its threshold, else ``warning``. Culprits are the top senders by bytes;
-victims are every other job and tenant on the direction, and the jobs whose senders the
-CNPs seen on the reverse direction throttle. One tenant with at least ``dominance`` of the
-bytes while others also use the link is a noisy neighbour.
+at least twice its threshold, else ``warning``. Culprits are the fewest top senders that
+make half the bytes; victims are every other job and tenant on the direction, and the
+jobs whose senders the CNPs seen on the reverse direction throttle. A direction's traffic
+is read from whichever end of the cable sampled it (:func:`traffic_of`). One tenant with
+at least ``dominance`` of the bytes while others also use the link is a noisy neighbour.
 """
 
 from __future__ import annotations
@@ -107,6 +108,17 @@ def signals(rates: Rates | None, direction: str) -> dict[str, float]:
     return found
 
 
+def traffic_of(links: Mapping[tuple[str, str], LinkTraffic], port: str, direction: str
+               ) -> LinkTraffic | None:
+    """The traffic of one direction of a cable, from whichever end sampled it: what a port
+    sends out is what its peer receives, and agents sample what ports receive."""
+    own = links.get((port, direction))
+    if own is not None and own.samples:
+        return own
+    mirror = links.get((own.peer, IN if direction == OUT else OUT)) if own and own.peer else None
+    return mirror if mirror is not None and mirror.samples else own
+
+
 def hot_kinds(found: Mapping[str, float], limits: Thresholds) -> dict[str, float]:
     """Kind -> how many times its threshold, for the signals at or over it."""
     bounds = {"utilization": limits.utilization, "pfc": limits.pfc_per_s,
@@ -146,8 +158,8 @@ class HotspotTracker:
             for kind, ratio in hot.items():
                 streak.peak[kind] = max(ratio, streak.peak.get(kind, 0.0))
             if streak.count >= self.limits.intervals:
-                link = links.get(key)
-                reverse = links.get((port, OUT if direction == IN else IN))
+                link = traffic_of(links, port, direction)
+                reverse = traffic_of(links, port, OUT if direction == IN else IN)
                 self.active[key] = self._hotspot(key, link, reverse, streak, found)
         return sorted(self.active.values(), key=lambda h: (h.port, h.direction))
 
@@ -166,15 +178,21 @@ class HotspotTracker:
         previous = self.active.get(key)
         tenants = link.tenants if link else ()
         jobs = link.jobs if link else ()
-        top = self.limits.culprits
-        culprits = _named(tenants)[:top]
-        culprit_jobs = _named(jobs)[:top]
-        victims = tuple(s for s in _named(tenants) if s not in culprits[:1])
-        victim_jobs = tuple(s for s in _named(jobs) if s not in culprit_jobs[:1])
+        culprits, victims = self._split(tenants)
+        culprit_jobs, victim_jobs = self._split(jobs)
         return Hotspot(key[0], key[1], link.peer if link else "", kinds, severity,
                        previous.start if previous else streak.start, None, dict(found),
                        culprits, culprit_jobs, victims, victim_jobs,
                        reverse.throttled if reverse else (), self._verdict(tenants))
+
+    def _split(self, found: tuple[Share, ...]) -> tuple[tuple[Share, ...], tuple[Share, ...]]:
+        """Culprits (the fewest top senders that make half the bytes, at most
+        ``culprits``) and victims (everyone else on the link)."""
+        named, total, cut = _named(found), 0.0, 0
+        while cut < min(len(named), self.limits.culprits) and total < 0.5:
+            total += named[cut].share
+            cut += 1
+        return named[:cut], named[cut:]
 
     def _verdict(self, tenants: tuple[Share, ...]) -> str:
         named = _named(tenants)

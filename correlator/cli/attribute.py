@@ -137,7 +137,7 @@ def _blocks(result: ReplayResult, wide: bool, links: int) -> list[Block]:
     if result.hotspots:
         blocks.append(Table(
             ["link", "dir", "kinds", "severity", "start", "end", "culprits", "victims",
-             "noisy neighbour"],
+             "throttled by CNPs", "noisy neighbour"],
             [_hotspot_row(h) for h in result.hotspots], "Hotspots"))
     return blocks
 
@@ -157,4 +157,5 @@ def _link_row(link: LinkTraffic, wide: bool) -> list[Any]:
 def _hotspot_row(hot: Hotspot) -> list[Any]:
     return [_link_name(hot.port), hot.direction, ",".join(hot.kinds), hot.severity,
             f"{hot.start:.0f}", "active" if hot.end is None else f"{hot.end:.0f}",
-            _names(hot.culprits), _names(hot.victims), hot.noisy_neighbour]
+            _names(hot.culprits), _names(hot.victims), _names(hot.throttled),
+            hot.noisy_neighbour]

@@ -27,6 +27,7 @@ from correlator.sflow.records import (
 from inventory.errors import ConfigError
 from topology.footprint import owners
 from topology.graph import FabricGraph
+from topology.schema import id_name
 from topology.snapshot import load_snapshot
 
 
@@ -154,8 +155,10 @@ def _blocks(records: list[dict[str, Any]], wide: bool) -> list[Block]:
                r["frame_length"], r.get("traffic"), r.get("src_ip"), r.get("dst_ip"),
                f"{r['dest_qp']:#x}" if r.get("opcode", -1) >= 0 else ""]
         if wide:
-            row += [r.get("dscp"), r.get("ecn"), r.get("vlan"), r.get("psn"),
-                    r.get("src_pod"), r.get("dst_pod"), r.get("src_tenant"), r.get("port")]
+            vlan = r.get("vlan")
+            row += [r.get("dscp"), r.get("ecn"), "" if vlan is None or vlan < 0 else vlan,
+                    r.get("psn"), *(id_name(r[k]) if r.get(k) else "" for k in
+                                    ("src_pod", "dst_pod", "src_tenant", "port"))]
         rows.append(row)
     counters = [r for r in records if r["type"] == "counters"]
     blocks: list[Block] = [Table(columns, rows, f"Packet samples ({len(flows)})")]

@@ -14,7 +14,7 @@ import contextlib
 import random
 import time
 from collections import Counter
-from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from collections.abc import AsyncGenerator, Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 
 from inventory.backoff import Backoff
@@ -24,7 +24,7 @@ from inventory.discovery import failure_kind
 from inventory.errors import FabcorrError
 
 Poller = Callable[[SwitchConfig], Awaitable[list[PortCounters]]]
-Streamer = Callable[[SwitchConfig, float], AsyncIterator[list[PortCounters]]]
+Streamer = Callable[[SwitchConfig, float], AsyncGenerator[list[PortCounters], None]]
 Sink = Callable[[list[PortCounters]], None]
 
 
@@ -107,12 +107,14 @@ class Collector:
     async def _stream(self, switch: SwitchConfig, health: Health, stop: asyncio.Event) -> None:
         attempt = 0
         while not stop.is_set():
+            stream = self.streamers[health.protocol](switch, self.interval_s)
             try:
-                async for readings in self.streamers[health.protocol](switch, self.interval_s):
-                    self._delivered(health, readings)
-                    attempt = 0
-                    if stop.is_set():
-                        return
+                async with contextlib.aclosing(stream):  # closed here, even when cancelled
+                    async for readings in stream:
+                        self._delivered(health, readings)
+                        attempt = 0
+                        if stop.is_set():
+                            return
             except (FabcorrError, TimeoutError, OSError) as exc:
                 self._failed(health, exc)
             await _wait(stop, self.backoff.delay(attempt, self.rng))

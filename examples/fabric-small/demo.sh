@@ -1,7 +1,7 @@
 #!/bin/sh
 # The example fabric, end to end through the CLI: read its Kubernetes objects, build the
 # snapshot from the facts, ask where things are, list paths, look at a link and a job,
-# export the graph.
+# attribute a synthetic sFlow capture to tenants and jobs, export the graph.
 set -eu
 out=${1:-out}
 here=$(dirname "$0")
@@ -19,6 +19,9 @@ run fabcorr topology where 10.102.0.6
 run fabcorr topology path team-a/llm-pretrain-worker-0 team-a/llm-pretrain-worker-1
 run fabcorr topology link spine01:Ethernet1
 run fabcorr topology job team-b/bert-large
+run fabcorr simulate capture --flows "$here/flows.yaml" -o "$out/capture.pcap"
+run fabcorr sflow decode "$out/capture.pcap" --snapshot "$snapshot" -o wide | head -n 6
+run fabcorr attribute --pcap "$out/capture.pcap"
 for format in graphml gexf json dot cytoscape; do
   run fabcorr topology export --format "$format" -o "$out/fabric.$format"
 done

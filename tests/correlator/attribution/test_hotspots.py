@@ -43,7 +43,8 @@ def test_a_direction_hot_for_n_intervals_becomes_a_hotspot_with_culprits_and_vic
     assert hot.kinds == ("utilization", "pfc") and hot.severity == "critical"  # 250 >= 2x100
     assert (hot.start, hot.end, hot.active) == (T0, None, True)
     assert hot.signals == {"utilization": 0.95, "pfc": 250.0}
-    assert [(s.name, s.samples) for s in hot.culprits] == [("tenant:a", 80), ("tenant:b", 20)]
+    assert [(s.name, s.samples) for s in hot.culprits] == [("tenant:a", 80)]
+    assert [s.name for s in hot.culprit_jobs] == ["job:a/llm"]
     assert [s.name for s in hot.victims] == ["tenant:b"]
     assert [s.name for s in hot.victim_jobs] == ["job:b/cv"]
     assert [(s.name, s.samples) for s in hot.throttled] == [("job:a/llm", 9)]
@@ -90,3 +91,36 @@ def test_bad_thresholds_are_config_errors():
         Thresholds(intervals=0).validate()
     with pytest.raises(ConfigError, match="utilization"):
         Thresholds(utilization=0).validate()
+
+
+def test_what_a_port_sends_is_read_from_its_peers_ingress_samples(fabric):
+    """leaf01:Ethernet3 marks ECN on its way out to spine01; only spine01 samples that
+    traffic (entering its Ethernet1), and CNPs come back sampled by leaf01 itself."""
+    tracker = HotspotTracker(Thresholds(intervals=1))
+    rates = {UPLINK: Rates("leaf01", "Ethernet3", T0 + 10, 10.0,
+                           {"queue_ecn_marked/3": 5000.0}, {}, out_utilization=0.5)}
+    spine = [s._replace(source_index=1001, input=1001, output=1002)
+             for s in flows(A0, A1, 30) + flows(B0, B1, 10)]
+    cnps = flows(B1, B0, 4, source=1003, input=1003, output=1002, traffic="roce-cnp")
+    acc = Accumulator(T0)
+    acc.add(datagram(spine, agent=bytes([127, 1, 0, 3])), T0 + 1)
+    acc.add(datagram(cnps), T0 + 2)
+    interval = acc.take(T0 + 10)
+    (hot,) = tracker.update(attribute(fabric, interval, rates), rates)
+    assert (hot.port, hot.direction, hot.kinds) == (UPLINK, "out", ("ecn",))
+    assert [(s.name, s.samples) for s in hot.culprits] == [("tenant:a", 30)]
+    assert [(s.name, s.samples) for s in hot.victims] == [("tenant:b", 10)]
+    assert [(s.name, s.samples) for s in hot.throttled] == [("job:b/cv", 4)]
+
+
+def test_culprits_are_the_fewest_top_senders_making_half_the_bytes(fabric):
+    tracker = HotspotTracker(Thresholds(intervals=1))
+    even = flows(A0, A1, 40) + flows(B0, B1, 35) + flows(A1, B1, 25)
+    (hot,) = _step(tracker, fabric, T0, _rates(T0 + 10, 0.9), even)
+    assert [s.name for s in hot.culprit_jobs] == ["job:a/llm"]  # 65 % of the samples
+    assert [(s.name, s.samples) for s in hot.culprits] == [("tenant:a", 65)]
+    three = flows(A0, A1, 40) + flows(B0, B1, 35) + flows("10.9.9.9", B1, 25)
+    (hot,) = _step(HotspotTracker(Thresholds(intervals=1)), fabric, T0,
+                   _rates(T0 + 10, 0.9), three)
+    assert [s.name for s in hot.culprits] == ["tenant:a", "tenant:b"]  # 40 %, then 75 %
+    assert hot.victims == ()  # the unattributed 25 % is nobody's

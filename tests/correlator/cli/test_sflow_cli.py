@@ -3,6 +3,7 @@ truth of a synthetic capture over the four-node, two-tenant fabric."""
 
 import ipaddress
 import json
+from pathlib import Path
 
 import pytest
 
@@ -175,3 +176,45 @@ def test_rejected_datagrams_exit_3_with_their_reasons(capsys, tmp_path):
                       (T0 + 1, good[:30], "fd00::1", "fd00::99", 6343)])
     code, _, err = _decode(capsys, pcap)
     assert code == 3 and "rejected: {'short-datagram': 1}" in err
+
+
+EXAMPLE = Path(__file__).parents[3] / "examples" / "fabric-small"
+
+
+def test_the_example_capture_names_the_noisy_tenant_and_its_victims(capsys, tmp_path):
+    pcap = tmp_path / "example.pcap"
+    assert main(["simulate", "capture", "--snapshot", str(EXAMPLE / "topology.json"),
+                 "--flows", str(EXAMPLE / "flows.yaml"), "-o", str(pcap)]) == 0
+    err = capsys.readouterr().err
+    assert "sent spine01:Ethernet1 from 10.101.0.2: 210000000 packets, 876540000000 bytes" in err
+    assert main(["attribute", "--snapshot", str(EXAMPLE / "topology.json"), "--pcap",
+                 str(pcap), "-o", "json"]) == 0
+    result = json.loads(capsys.readouterr().out)
+    (hot,) = result["hotspots"]
+    assert (hot["port"], hot["direction"], hot["kinds"], hot["end"]) == (
+        "port:spine01/Ethernet1", "in", ["utilization"], None)
+    assert [s["name"] for s in hot["culprits"]] == ["tenant:team-a"]
+    assert [s["name"] for s in hot["culprit_jobs"]] == ["job:team-a/llm-pretrain"]
+    assert [s["name"] for s in hot["victims"]] == ["tenant:team-b"]
+    assert [s["name"] for s in hot["throttled"]] == ["job:team-b/bert-large"]
+    truth = 876540000000 + 250440000000  # team-a's bytes over 30 s
+    share = hot["culprits"][0]
+    assert share["share_low"] <= truth / (truth + 187830000000) <= share["share_high"]
+    assert hot["noisy_neighbour"].startswith("tenant:team-a sends 8")
+
+
+@pytest.mark.parametrize(("text", "message"), [
+    ("seconds: 5\n", "flows: expected a non-empty list of flows"),
+    ("flows: [{switch: leaf01, port: Ethernet1, src: 10.101.0.2}]\n",
+     "flows[0]: missing dst, packets_per_s"),
+    ("flows: [{switch: leaf01, port: Ethernet99, src: a, dst: b, packets_per_s: 1}]\n",
+     "flows[0]: leaf01:Ethernet99 is not a port of the snapshot"),
+    ("sampling_rate: 0\nflows: [{switch: leaf01, port: Ethernet1, src: a, dst: b, "
+     "packets_per_s: 1}]\n", "sampling_rate: must be >= 1"),
+])
+def test_a_bad_capture_spec_names_the_key(capsys, tmp_path, text, message):
+    spec = tmp_path / "flows.yaml"
+    spec.write_text(text)
+    assert main(["simulate", "capture", "--snapshot", str(EXAMPLE / "topology.json"),
+                 "--flows", str(spec), "-o", str(tmp_path / "x.pcap")]) == 2
+    assert f"{spec}: {message}" in capsys.readouterr().err
