@@ -1,8 +1,9 @@
 """Per-interval sums of sFlow samples: the hot path, before anything is resolved.
 
-A flow sample adds to the key (agent, port, direction, source IP, destination IP,
-traffic class): samples, estimated bytes (frame length x sampling rate) and estimated
-packets (sampling rate). The port and direction come from :func:`data_source`.
+A flow sample adds one sample and its frame length to its key: agent, port and direction
+(:func:`data_source`), source and destination IP, traffic class, sampling rate; estimated
+bytes (frame lengths x rate) and packets (samples x rate) are made when the interval is
+read (:meth:`Segment.flows`).
 Counter samples and discard samples are kept as they come. Who owns the addresses is
 decided later, once per key (:mod:`correlator.attribution.attribute`); a :meth:`cut`
 starts a new segment so addresses that change owner inside an interval resolve on each
@@ -11,6 +12,7 @@ side of the change.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 from correlator.sflow.records import CounterSample, Datagram, DiscardSample, FlowSample
@@ -21,15 +23,24 @@ _INDEX = 0x3FFFFFFF  # format 0 interface value mask (the format bits must be 0 
 
 FlowKey = tuple[bytes, int, str, bytes, bytes, str]
 """(agent, data source ifIndex, direction, source IP, destination IP, traffic class)."""
-# Packet fields by position in the loop below: 0 traffic, 3 src_ip, 4 dst_ip
 
 
 @dataclass(slots=True)
 class Segment:
-    """Sums from ``start`` on: flow key -> [samples, estimated bytes, estimated packets]."""
+    """Sums from ``start`` on: agent -> (ifIndex, direction, source IP, destination IP,
+    traffic class, sampling rate) -> [samples, sum of frame lengths]."""
 
     start: float
-    flows: dict[FlowKey, list[int]] = field(default_factory=dict)
+    by_agent: dict[bytes, dict[tuple[int, str, bytes, bytes, str, int], list[int]]] = field(
+        default_factory=dict)
+
+    def flows(self) -> Iterator[tuple[FlowKey, tuple[int, int, int]]]:
+        """Flow key -> (samples, estimated bytes, estimated packets); a key comes once per
+        sampling rate it was sampled at."""
+        for agent, table in self.by_agent.items():
+            for (source, direction, src, dst, traffic, rate), (count, length) in table.items():
+                yield (agent, source, direction, src, dst, traffic), (count, length * rate,
+                                                                      count * rate)
 
 
 @dataclass(slots=True)
@@ -77,13 +88,17 @@ class Accumulator:
     def _reset(self, start: float) -> None:
         self._start = start
         self._segments = [Segment(start)]
-        self._flows = self._segments[0].flows
+        self._flows = self._segments[0].by_agent
         self._counters: list[tuple[bytes, float, CounterSample]] = []
         self._discards: dict[tuple[bytes, int, int, bytes, bytes], int] = {}
 
     def add(self, datagram: Datagram, at: float) -> None:
         """Add every sample of ``datagram``, received at ``at``."""
-        flows, agent = self._flows, datagram.agent
+        agent = datagram.agent
+        table = self._flows.get(agent)
+        if table is None:
+            table = self._flows[agent] = {}
+        get = table.get
         for sample in datagram.samples:
             if sample.__class__ is FlowSample:
                 _, _, source, rate, _, _, inp, out, length, _, packet, _, _ = sample
@@ -94,16 +109,15 @@ class Accumulator:
                 else:
                     source, direction = data_source(source, inp, out)
                 if packet is None:
-                    key = (agent, source, direction, b"", b"", NO_HEADER)
-                else:
-                    key = (agent, source, direction, packet[3], packet[4], packet[0])
-                sums = flows.get(key)
+                    key = (source, direction, b"", b"", NO_HEADER, rate)
+                else:  # Packet fields 3 src_ip, 4 dst_ip, 0 traffic, by position: hot path
+                    key = (source, direction, packet[3], packet[4], packet[0], rate)
+                sums = get(key)
                 if sums is None:
-                    flows[key] = [1, length * rate, rate]
+                    table[key] = [1, length]
                 else:
                     sums[0] += 1
-                    sums[1] += length * rate
-                    sums[2] += rate
+                    sums[1] += length
             elif sample.__class__ is CounterSample:
                 self._counters.append((agent, at, sample))
             elif sample.__class__ is DiscardSample:
@@ -117,7 +131,7 @@ class Accumulator:
         """Start a new segment at ``at``: an address changed owner."""
         if self._flows:
             self._segments.append(Segment(at))
-            self._flows = self._segments[-1].flows
+            self._flows = self._segments[-1].by_agent
         else:
             self._segments[-1].start = at
 
@@ -131,24 +145,22 @@ class Accumulator:
 def merge(intervals: list[Interval]) -> Interval:
     """One interval from those of several receivers over the same span: segments that
     start at the same moment are summed."""
-    segments: dict[float, dict[FlowKey, list[int]]] = {}
+    segments: dict[float, Segment] = {}
     counters: list[tuple[bytes, float, CounterSample]] = []
     discards: dict[tuple[bytes, int, int, bytes, bytes], int] = {}
     for interval in intervals:
         for segment in interval.segments:
-            flows = segments.setdefault(segment.start, {})
-            for key, sums in segment.flows.items():
-                mine = flows.get(key)
-                if mine is None:
-                    flows[key] = list(sums)
-                else:
-                    mine[0] += sums[0]
-                    mine[1] += sums[1]
-                    mine[2] += sums[2]
+            merged = segments.setdefault(segment.start, Segment(segment.start)).by_agent
+            for agent, table in segment.by_agent.items():
+                mine = merged.setdefault(agent, {})
+                for key, (count, length) in table.items():
+                    sums = mine.setdefault(key, [0, 0])
+                    sums[0] += count
+                    sums[1] += length
         counters += interval.counters
         for key2, count in interval.discards.items():
             discards[key2] = discards.get(key2, 0) + count
     start = min(i.start for i in intervals)
     return Interval(start, max(i.end for i in intervals),
-                    [Segment(at, flows) for at, flows in sorted(segments.items())]
-                    or [Segment(start)], counters, discards)
+                    [segments[at] for at in sorted(segments)] or [Segment(start)],
+                    counters, discards)

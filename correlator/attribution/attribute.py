@@ -107,7 +107,7 @@ def attribute(fabric: FabricGraph, interval: Interval, rates: Mapping[str, Rates
     unattributed = 0
     for segment in interval.segments:
         at = segment.start
-        for (agent, ifindex, direction, src, dst, traffic), sums in segment.flows.items():
+        for (agent, ifindex, direction, src, dst, traffic), sums in segment.flows():
             port = ports.get((agent, ifindex), "")
             if port == "":
                 port = ports[(agent, ifindex)] = indexes.port_for_sample(agent, ifindex)
@@ -133,7 +133,8 @@ def attribute(fabric: FabricGraph, interval: Interval, rates: Mapping[str, Rates
     return Attribution(interval.start, interval.seconds, tuple(links), unknown, unattributed)
 
 
-def _add(group: _Groups, sums: list[int], sender: Owner, receiver: Owner, traffic: str) -> None:
+def _add(group: _Groups, sums: tuple[int, int, int], sender: Owner, receiver: Owner,
+         traffic: str) -> None:
     samples, estimated, packets = sums
     group.samples += samples
     group.estimated += estimated

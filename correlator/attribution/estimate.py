@@ -93,6 +93,9 @@ def shares(groups: Mapping[str, Sums], exact_bytes: float | None = None,
     ...     {"a": (6, 600.0, 6.0), "b": (3, 300.0, 3.0), "c": (1, 100.0, 1.0)}, top=1)]
     [('a', 6, 0.6), ('other', 4, 0.4)]
     """
+    if len(groups) == 1:  # most link directions carry one tenant, job, pod: no sorting
+        ((name, sums),) = groups.items()
+        return (share_of(name, sums, sums[0], sums[1], exact_bytes),)
     n = sum(s[0] for s in groups.values())
     total = sum(s[1] for s in groups.values())
     ranked = sorted(groups.items(), key=lambda item: (-item[1][1], item[0]))

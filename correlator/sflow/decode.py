@@ -35,6 +35,7 @@ _FLOW = struct.Struct("!IIIIIIII").unpack_from  # seq, source, rate, pool, drops
 _FLOW_X = struct.Struct("!IIIIIIIIIIII").unpack_from  # expanded: type and index split
 _HEADER = struct.Struct("!IIII").unpack_from  # protocol, frame length, stripped, length
 _FIRST = struct.Struct("!IIIIII").unpack_from  # a record's format and length, then _HEADER
+_FLOW_FIRST = struct.Struct("!14I").unpack_from  # _FLOW, then _FIRST
 _SWITCH = struct.Struct("!IIII").unpack_from  # src vlan, src priority, dst vlan, dst priority
 _COUNTERS = struct.Struct("!III").unpack_from  # seq, source, n
 _COUNTERS_X = struct.Struct("!IIII").unpack_from
@@ -125,28 +126,35 @@ class Decoder:
              out_format, out_value, count) = _FLOW_X(data, at)[:11]
             inp, out = in_format << 30 | in_value, out_format << 30 | out_value
             at += 44
+            kind = length = 0
+        elif at + 56 <= end:  # and the first record, a sampled header as agents send: one unpack
+            (seq, source, rate, pool, drops, inp, out, count, kind, length, protocol,
+             frame_length, stripped, header_length) = _FLOW_FIRST(data, at)
+            source_type, source_index = source >> 24, source & 0xFFFFFF
+            at += 32
         else:
             if at + 32 > end:
                 raise _BadRecord
             seq, source, rate, pool, drops, inp, out, count = _FLOW(data, at)
             source_type, source_index = source >> 24, source & 0xFFFFFF
             at += 32
-        frame_length = stripped = 0
+            kind = length = 0
         packet: Packet | None = None
         src_vlan = dst_vlan = -1
         if count > _MAX_ITEMS:
             count = _MAX_ITEMS
-        if count and at + 24 <= end:  # the sampled header first, as agents send it: one unpack
+        if count and kind == 0 and at + 24 <= end:
             kind, length, protocol, frame_length, stripped, header_length = _FIRST(data, at)
-            if kind == 1 and length >= 16 and at + 24 + header_length <= at + 8 + length <= end:
-                if protocol == 1:
-                    packet = parse_ethernet(data, at + 24, at + 24 + header_length)
-                elif protocol in PARSERS:
-                    packet = PARSERS[protocol](data, at + 24, at + 24 + header_length)
-                at = (at + 11 + length) & ~3
-                count -= 1
-            else:
-                frame_length = stripped = 0
+        if count and kind == 1 and length >= 16 and \
+                at + 24 + header_length <= at + 8 + length <= end:
+            if protocol == 1:
+                packet = parse_ethernet(data, at + 24, at + 24 + header_length)
+            elif protocol in PARSERS:
+                packet = PARSERS[protocol](data, at + 24, at + 24 + header_length)
+            at = (at + 11 + length) & ~3
+            count -= 1
+        else:  # no sampled header first: the loop below reads the records
+            frame_length = stripped = 0
         for _ in range(count):
             if at + 8 > end:
                 raise struct.error

@@ -58,7 +58,7 @@ def test_two_worker_processes_share_the_port_and_lose_nothing():
     assert totals.samples == {"flow": 4784} and totals.rejects == {}
     by_agent: dict[bytes, list[int]] = {}
     for segment in merged.segments:  # the samples may straddle interval boundaries
-        for key, sums in segment.flows.items():
+        for key, sums in segment.flows():
             mine = by_agent.setdefault(key[0], [0, 0, 0])
             for i, value in enumerate(sums):
                 mine[i] += value
@@ -93,4 +93,4 @@ def test_the_asyncio_endpoint_feeds_a_worker():
 
     interval, totals = asyncio.run(run())
     assert (totals.datagrams, totals.samples) == (20, {"flow": 80})
-    assert sum(s[0] for seg in interval.segments for s in seg.flows.values()) == 80
+    assert sum(s[0] for seg in interval.segments for _, s in seg.flows()) == 80
