@@ -1,0 +1,342 @@
+"""Prometheus metrics of a :class:`~correlator.service.state.View`: a custom collector.
+
+Every metric has the ``fabcorr_`` prefix, base units, ``_total`` for counters and
+``_info`` for join metrics. Label sets are bounded by the fabric, not by traffic: link
+directions x tenants / jobs / top-K pods, never pod pairs (:data:`METRICS` lists them
+with their labels). A link is ``switch`` + ``port``, ``direction`` ``in`` (what the port
+receives) or ``out`` (what it sends), ``tier`` ``host``, ``leaf-spine`` or
+``spine-super-spine``.
+
+The exposition of a view is rendered once and served to every scrape until the next
+interval replaces the view (:class:`Exposition`).
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import defaultdict
+from collections.abc import Callable, Iterator
+
+from prometheus_client import CollectorRegistry, generate_latest
+from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
+
+from correlator.attribution.attribute import LinkTraffic
+from correlator.collect.rates import Rates
+from correlator.service.state import View
+from inventory.counters import PFC_RX, PFC_TX, QUEUE_DROPPED, QUEUE_ECN
+from topology.footprint import owners, plugs
+from topology.graph import FabricGraph
+from topology.schema import KIND, TIER, EdgeKind, NodeKind, id_name
+
+LINK = ("switch", "port", "direction")
+METRICS: dict[str, tuple[str, tuple[str, ...], str]] = {
+    "fabcorr_link_bytes_per_second": ("gauge", (*LINK, "tier"), "bytes/s from the counters"),
+    "fabcorr_link_utilization_ratio": ("gauge", (*LINK, "tier"), "bytes/s over line rate"),
+    "fabcorr_link_pfc_pause_frames_per_second": (
+        "gauge", (*LINK, "priority"),
+        "PFC pause frames/s that stopped the direction: received by the port for out, sent "
+        "by it for in"),
+    "fabcorr_link_ecn_marked_packets_per_second": (
+        "gauge", (*LINK, "queue"), "ECN-marked packets/s in the port's egress queue (out)"),
+    "fabcorr_link_discarded_packets_per_second": (
+        "gauge", LINK, "discarded packets/s (in: in_discards; out: out_discards + queue drops)"),
+    "fabcorr_link_samples": ("gauge", LINK, "sFlow samples of the direction, last interval"),
+    "fabcorr_link_tenant_bytes_per_second": (
+        "gauge", (*LINK, "tier", "tenant"), "bytes/s of the tenant's senders, apportioned"),
+    "fabcorr_link_tenant_share_ratio": (
+        "gauge", (*LINK, "tenant"), "the tenant's share of the direction's bytes"),
+    "fabcorr_link_tenant_share_lower_ratio": (
+        "gauge", (*LINK, "tenant"), "lower 95% bound of the share"),
+    "fabcorr_link_tenant_share_upper_ratio": (
+        "gauge", (*LINK, "tenant"), "upper 95% bound of the share"),
+    "fabcorr_link_job_bytes_per_second": (
+        "gauge", (*LINK, "tier", "namespace", "job", "tenant"), "bytes/s of the job's senders"),
+    "fabcorr_link_pod_bytes_per_second": (
+        "gauge", (*LINK, "namespace", "pod"), "bytes/s of the top-K pods, the rest as other"),
+    "fabcorr_tenant_fabric_bytes_per_second": (
+        "gauge", ("tenant", "tier"), "the tenant's bytes/s summed over the links of a tier"),
+    "fabcorr_job_fabric_bytes_per_second": (
+        "gauge", ("namespace", "job", "tenant", "tier"), "the job's bytes/s over a tier"),
+    "fabcorr_hotspot_active": (
+        "gauge", (*LINK, "kinds", "severity"), "1 for every active hotspot"),
+    "fabcorr_hotspot_start_timestamp_seconds": ("gauge", LINK, "when the hotspot began"),
+    "fabcorr_hotspot_culprit_share_ratio": (
+        "gauge", (*LINK, "tenant"), "share of a culprit tenant on an active hotspot"),
+    "fabcorr_hotspot_victim_share_ratio": (
+        "gauge", (*LINK, "tenant"), "share of a victim tenant on an active hotspot"),
+    "fabcorr_hotspot_noisy_neighbour": (
+        "gauge", (*LINK, "tenant"), "1 when the tenant dominates a link others need"),
+    "fabcorr_pod_interface_info": (
+        "gauge", ("namespace", "pod", "interface", "ip", "node", "pf", "vf", "leaf",
+                  "leaf_port", "job", "tenant"), "joins pods, IPs, VFs, PFs and leaf ports"),
+    "fabcorr_job_info": ("gauge", ("namespace", "job", "kind", "tenant"), "jobs"),
+    "fabcorr_link_info": (
+        "gauge", ("switch", "port", "peer_switch", "peer_port", "tier"), "cables"),
+    "fabcorr_link_speed_bytes_per_second": ("gauge", ("switch", "port"), "port line rate"),
+    "fabcorr_collector_up": ("gauge", ("switch", "protocol"), "1 when telemetry flows"),
+    "fabcorr_collector_errors_total": ("counter", ("switch", "kind"), "telemetry errors"),
+    "fabcorr_collector_last_success_timestamp_seconds": (
+        "gauge", ("switch",), "last counter update"),
+    "fabcorr_sflow_datagrams_total": ("counter", (), "sFlow datagrams decoded"),
+    "fabcorr_sflow_bytes_total": ("counter", (), "bytes of the datagrams decoded"),
+    "fabcorr_sflow_samples_total": ("counter", ("type",), "samples by type"),
+    "fabcorr_sflow_rejects_total": ("counter", ("reason",), "rejected datagrams and samples"),
+    "fabcorr_sflow_lost_datagrams_total": ("counter", (), "datagrams lost (sequence gaps)"),
+    "fabcorr_sflow_agent_restarts_total": ("counter", (), "agents seen restarting"),
+    "fabcorr_sflow_agent_dropped_samples_total": ("counter", (), "samples agents shed"),
+    "fabcorr_attribution_duration_seconds": ("gauge", (), "time to attribute the interval"),
+    "fabcorr_attribution_interval_end_timestamp_seconds": ("gauge", (), "its end"),
+    "fabcorr_attribution_unattributed_samples": (
+        "gauge", (), "samples of addresses no pod owned, last interval"),
+    "fabcorr_attribution_unknown_port_samples": (
+        "gauge", (), "samples of ports the topology does not know, last interval"),
+    "fabcorr_ready": ("gauge", (), "1 once inventory and discovery are done"),
+}
+"""Name -> (type, labels, help). Counters are listed with their ``_total`` name."""
+
+
+class ViewCollector:
+    """A prometheus-client collector over ``view()``, the service's current view."""
+
+    def __init__(self, view: Callable[[], View]) -> None:
+        self._view = view
+
+    def describe(self) -> list[Metric]:
+        return []  # families are only known from a view; nothing to check at registration
+
+    def collect(self) -> Iterator[Metric]:
+        families = {name: _family(name) for name in METRICS}
+        view = self._view()
+        _fill(view, families)
+        yield from families.values()
+
+
+class Exposition:
+    """The text exposition of the current view, rendered once per view."""
+
+    def __init__(self, view: Callable[[], View]) -> None:
+        self._view = view
+        self.registry = CollectorRegistry(auto_describe=False)
+        self.registry.register(ViewCollector(view))
+        self._lock = threading.Lock()
+        self._rendered: tuple[View | None, bytes] = (None, b"")
+
+    def render(self) -> bytes:
+        """The exposition (Prometheus text format 0.0.4) of the current view."""
+        view = self._view()
+        with self._lock:
+            if self._rendered[0] is not view:
+                self._rendered = (view, generate_latest(self.registry))
+            return self._rendered[1]
+
+
+def _family(name: str) -> Metric:
+    kind, labels, text = METRICS[name]
+    if kind == "counter":
+        return CounterMetricFamily(name.removesuffix("_total"), text, labels=labels)
+    return GaugeMetricFamily(name, text, labels=labels)
+
+
+def _fill(view: View, f: dict[str, Metric]) -> None:
+    fabric = view.fabric
+    places = fabric.cached(_places)
+    _info(fabric, f)
+    for port, rates in view.rates.items():
+        place = places.get(port)
+        if place is not None:
+            _counters(place, rates, f)
+    if view.attribution is not None:
+        _attribution(fabric, places, view, f)
+    for hotspot in view.hotspots:
+        link = places.get(hotspot.port)
+        if link is None:
+            continue
+        labels = (link[0], link[1], hotspot.direction)
+        f["fabcorr_hotspot_active"].add_metric(
+            [*labels, ",".join(hotspot.kinds), hotspot.severity], 1)
+        f["fabcorr_hotspot_start_timestamp_seconds"].add_metric(labels, hotspot.start)
+        for share in hotspot.culprits:
+            f["fabcorr_hotspot_culprit_share_ratio"].add_metric(
+                [*labels, _plain(share.name)], share.share)
+        for share in hotspot.victims:
+            f["fabcorr_hotspot_victim_share_ratio"].add_metric(
+                [*labels, _plain(share.name)], share.share)
+        if hotspot.noisy_neighbour and hotspot.culprits:
+            f["fabcorr_hotspot_noisy_neighbour"].add_metric(
+                [*labels, _plain(hotspot.culprits[0].name)], 1)
+    _health(view, f)
+
+
+def _counters(place: tuple[str, str, str, int], rates: Rates, f: dict[str, Metric]) -> None:
+    switch, name, tier, _ = place
+    per_second = rates.per_second
+    for direction, octets, utilization in (("in", "in_octets", rates.in_utilization),
+                                           ("out", "out_octets", rates.out_utilization)):
+        labels = [switch, name, direction]
+        if octets in per_second:
+            f["fabcorr_link_bytes_per_second"].add_metric([*labels, tier], per_second[octets])
+        if utilization is not None:
+            f["fabcorr_link_utilization_ratio"].add_metric([*labels, tier], utilization)
+    discards = {"in": 0.0, "out": 0.0}
+    seen = set()
+    for counter, value in per_second.items():
+        family, _, key = counter.partition("/")
+        if family in (PFC_RX, PFC_TX):
+            direction = "out" if family == PFC_RX else "in"
+            f["fabcorr_link_pfc_pause_frames_per_second"].add_metric(
+                [switch, name, direction, key], value)
+        elif family == QUEUE_ECN:
+            f["fabcorr_link_ecn_marked_packets_per_second"].add_metric(
+                [switch, name, "out", key], value)
+        elif family in ("in_discards", "out_discards", QUEUE_DROPPED):
+            direction = "in" if family == "in_discards" else "out"
+            discards[direction] += value
+            seen.add(direction)
+    for direction in sorted(seen):
+        f["fabcorr_link_discarded_packets_per_second"].add_metric(
+            [switch, name, direction], discards[direction])
+
+
+def _attribution(fabric: FabricGraph, places: dict[str, tuple[str, str, str, int]],
+                 view: View, f: dict[str, Metric]) -> None:
+    attribution = view.attribution
+    assert attribution is not None
+    seconds = attribution.seconds or 1.0
+    tenant_totals: dict[tuple[str, str], float] = defaultdict(float)
+    job_totals: dict[tuple[str, str, str, str], float] = defaultdict(float)
+    tenant_of_job = fabric.cached(_job_tenants)
+    for link in attribution.links:
+        place = places.get(link.port)
+        if place is None or not link.samples:
+            continue
+        switch, name, tier, _ = place
+        labels = [switch, name, link.direction]
+        f["fabcorr_link_samples"].add_metric(labels, link.samples)
+        _shares(link, labels, tier, seconds, f, tenant_totals)
+        for share in link.jobs:
+            namespace, job = _namespaced(share.name)
+            tenant = tenant_of_job.get(share.name, "")
+            rate = share.bytes / seconds
+            f["fabcorr_link_job_bytes_per_second"].add_metric(
+                [*labels, tier, namespace, job, tenant], rate)
+            job_totals[(namespace, job, tenant, tier)] += rate
+        for share in link.pods:
+            f["fabcorr_link_pod_bytes_per_second"].add_metric(
+                [*labels, *_namespaced(share.name)], share.bytes / seconds)
+    for (tenant, tier), rate in sorted(tenant_totals.items()):
+        f["fabcorr_tenant_fabric_bytes_per_second"].add_metric([tenant, tier], rate)
+    for key, rate in sorted(job_totals.items()):
+        f["fabcorr_job_fabric_bytes_per_second"].add_metric(list(key), rate)
+    f["fabcorr_attribution_unattributed_samples"].add_metric(
+        [], attribution.unattributed_samples)
+    f["fabcorr_attribution_unknown_port_samples"].add_metric(
+        [], sum(attribution.unknown_ports.values()))
+    f["fabcorr_attribution_interval_end_timestamp_seconds"].add_metric(
+        [], attribution.start + attribution.seconds)
+    f["fabcorr_attribution_duration_seconds"].add_metric([], view.attribution_s)
+
+
+def _shares(link: LinkTraffic, labels: list[str], tier: str, seconds: float,
+            f: dict[str, Metric], totals: dict[tuple[str, str], float]) -> None:
+    for share in link.tenants:
+        tenant = _plain(share.name)
+        rate = share.bytes / seconds
+        f["fabcorr_link_tenant_bytes_per_second"].add_metric([*labels, tier, tenant], rate)
+        f["fabcorr_link_tenant_share_ratio"].add_metric([*labels, tenant], share.share)
+        f["fabcorr_link_tenant_share_lower_ratio"].add_metric([*labels, tenant],
+                                                              share.share_low)
+        f["fabcorr_link_tenant_share_upper_ratio"].add_metric([*labels, tenant],
+                                                              share.share_high)
+        totals[(tenant, tier)] += rate
+
+
+def _info(fabric: FabricGraph, f: dict[str, Metric]) -> None:
+    for labels in fabric.cached(_interface_rows):
+        f["fabcorr_pod_interface_info"].add_metric(labels, 1)
+    for labels in fabric.cached(_job_rows):
+        f["fabcorr_job_info"].add_metric(labels, 1)
+    for labels, speed in fabric.cached(_link_rows):
+        f["fabcorr_link_info"].add_metric(labels, 1)
+        if speed:
+            f["fabcorr_link_speed_bytes_per_second"].add_metric(labels[:2], speed / 8)
+
+
+def _health(view: View, f: dict[str, Metric]) -> None:
+    for name, health in sorted(view.health.items()):
+        f["fabcorr_collector_up"].add_metric([name, health.protocol], 1 if health.up else 0)
+        for kind, count in sorted(health.errors.items()):
+            f["fabcorr_collector_errors_total"].add_metric([name, kind], count)
+        if health.last_success is not None:
+            f["fabcorr_collector_last_success_timestamp_seconds"].add_metric(
+                [name], health.last_success)
+    totals = view.sflow
+    f["fabcorr_sflow_datagrams_total"].add_metric([], totals.datagrams)
+    f["fabcorr_sflow_bytes_total"].add_metric([], totals.bytes)
+    for kind in ("flow", "counters", "discard"):
+        f["fabcorr_sflow_samples_total"].add_metric([kind], totals.samples.get(kind, 0))
+    for reason, count in sorted(totals.rejects.items()):
+        f["fabcorr_sflow_rejects_total"].add_metric([reason], count)
+    f["fabcorr_sflow_lost_datagrams_total"].add_metric([], totals.lost_datagrams)
+    f["fabcorr_sflow_agent_restarts_total"].add_metric([], totals.agent_restarts)
+    f["fabcorr_sflow_agent_dropped_samples_total"].add_metric([], totals.agent_drops)
+    f["fabcorr_ready"].add_metric([], 1 if view.ready else 0)
+
+
+def _plain(name: str) -> str:
+    """``tenant:a`` -> ``a``; group names that are no node ID (``unattributed``, ``other``,
+    ``no-job``) stay as they are."""
+    return id_name(name) if ":" in name else name
+
+
+def _namespaced(name: str) -> tuple[str, str]:
+    """(namespace, name) of a job or pod ID; ("", name) for a group name."""
+    namespace, _, rest = _plain(name).rpartition("/")
+    return namespace, rest
+
+
+def _places(fabric: FabricGraph) -> dict[str, tuple[str, str, str, int]]:
+    """Port ID -> (switch, port name, tier of its cable, speed), for every switch port."""
+    graph, found = fabric.graph, {}
+    for port in fabric.nodes_of(NodeKind.PORT):
+        attrs = graph.nodes[port]
+        tier = next((edge.get(TIER, "") for edge in graph.adj[port].values()
+                     if edge[KIND] == EdgeKind.CABLED), "")
+        found[port] = (attrs["switch"], attrs["name"], tier, attrs.get("speed_bps") or 0)
+    return found
+
+
+def _interface_rows(fabric: FabricGraph) -> list[list[str]]:
+    graph, table, where = fabric.graph, owners(fabric), plugs(fabric)
+    rows = []
+    for podif in fabric.nodes_of(NodeKind.POD_INTERFACE):
+        attrs, owner, plug = graph.nodes[podif], table.get(podif), where.get(podif)
+        ip = (attrs.get("ipv4") or attrs.get("ipv6") or "").split("/")[0]
+        leaf_port = graph.nodes[plug.leaf_port] if plug and plug.leaf_port else {}
+        rows.append([attrs["namespace"], attrs["pod"], attrs["interface"], ip,
+                     attrs.get("node", ""), id_name(plug.pf).partition("/")[2] if plug else "",
+                     attrs.get("vf_pci", ""), leaf_port.get("switch", ""),
+                     leaf_port.get("name", ""),
+                     id_name(owner.job).partition("/")[2] if owner and owner.job else "",
+                     id_name(owner.tenant) if owner and owner.tenant else ""])
+    return rows
+
+
+def _job_rows(fabric: FabricGraph) -> list[list[str]]:
+    graph = fabric.graph
+    return [[a["namespace"], a["name"], a.get("job_kind", ""), a.get("tenant", "")]
+            for a in (graph.nodes[j] for j in fabric.nodes_of(NodeKind.JOB))]
+
+
+def _job_tenants(fabric: FabricGraph) -> dict[str, str]:
+    graph = fabric.graph
+    return {j: graph.nodes[j].get("tenant", "") for j in fabric.nodes_of(NodeKind.JOB)}
+
+
+def _link_rows(fabric: FabricGraph) -> list[tuple[list[str], int]]:
+    graph, places, rows = fabric.graph, fabric.cached(_places), []
+    for port, (switch, name, tier, speed) in places.items():
+        peer = fabric.peer(port)
+        peer_attrs = graph.nodes[peer] if peer else {}
+        peer_switch = peer_attrs.get("switch") or peer_attrs.get("node", "")
+        rows.append(([switch, name, peer_switch, peer_attrs.get("name", ""), tier], speed))
+    return rows

@@ -1,0 +1,39 @@
+"""What the service knows at one moment, as one immutable view swapped in whole.
+
+Every interval the service builds a new :class:`View` and replaces the old one; readers
+(the exporter, the HTTP API) take ``service.view`` once and read a consistent picture,
+without locks.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+from correlator.attribution.attribute import Attribution
+from correlator.attribution.hotspots import Hotspot
+from correlator.collect.collector import Health
+from correlator.collect.rates import Rates
+from correlator.sflow.accounting import Totals
+from topology.graph import FabricGraph
+
+
+@dataclass(frozen=True)
+class View:
+    """The fabric, the last attributed interval, and how the service is doing.
+
+    ``rates`` are the latest per port (port node ID); ``hotspots`` the active ones, then
+    up to ``ended`` recent ended ones; ``sflow`` the receiver's totals since start;
+    ``attribution_s`` how long the last interval took to attribute.
+    """
+
+    fabric: FabricGraph
+    attribution: Attribution | None = None
+    rates: Mapping[str, Rates] = field(default_factory=dict)
+    hotspots: tuple[Hotspot, ...] = ()
+    ended: tuple[Hotspot, ...] = ()
+    health: Mapping[str, Health] = field(default_factory=dict)
+    sflow: Totals = field(default_factory=Totals)
+    attribution_s: float = 0.0
+    started: float = 0.0
+    ready: bool = False
