@@ -6,11 +6,11 @@ import argparse
 import sys
 from collections.abc import Sequence
 
-from correlator.cli import attribute, discover, inventory, sflow, simulate, topology
+from correlator.cli import attribute, discover, inventory, run, sflow, simulate, topology
 from correlator.cli.status import ExitStatus
 from inventory.errors import FabcorrError, NotFound
 
-COMMANDS = (topology, inventory, discover, sflow, attribute, simulate)
+COMMANDS = (topology, inventory, discover, sflow, attribute, run, simulate)
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -128,8 +128,8 @@ async def serve(config: ReceiverConfig, worker: Worker) -> asyncio.DatagramTrans
 class ReceiverPool:
     """``workers`` processes on one port (``SO_REUSEPORT``); use as a context manager.
 
-    :meth:`next_interval` returns each wall-clock interval merged across the workers and
-    adds their counts to :attr:`totals`; :meth:`cut` starts a new segment in every worker.
+    :meth:`next_interval` returns each wall-clock interval merged across the workers, with
+    their counts; :meth:`cut` starts a new segment in every worker.
     ``port`` must be a fixed port: with port 0 each worker would get its own.
     """
 
@@ -143,7 +143,6 @@ class ReceiverPool:
             context.Process(target=_work, args=(config, self._results, control, self._ready),
                             name=f"fabcorr-sflow-{i}", daemon=True)
             for i, control in enumerate(self._controls)]
-        self.totals = Totals()
         self._pending: dict[float, list[tuple[Interval, Totals]]] = {}
 
     def __enter__(self) -> ReceiverPool:
@@ -172,7 +171,7 @@ class ReceiverPool:
         for control in self._controls:
             control.put(("cut", at))
 
-    def next_interval(self, timeout_s: float | None = None) -> Interval:
+    def next_interval(self, timeout_s: float | None = None) -> tuple[Interval, Totals]:
         """Block until every worker has handed over the same interval; merge them."""
         deadline = None if timeout_s is None else time.monotonic() + timeout_s
         while True:
@@ -185,9 +184,10 @@ class ReceiverPool:
             parts.append((interval, totals))
             if len(parts) == len(self._processes):
                 del self._pending[end]
+                totals = Totals()
                 for _, part in parts:
-                    self.totals.add(part)
-                return merge([i for i, _ in parts])
+                    totals.add(part)
+                return merge([i for i, _ in parts]), totals
 
 
 def _work(config: ReceiverConfig, results: multiprocessing.Queue,

@@ -7,6 +7,7 @@ import time
 import pytest
 
 from correlator.attribution.accumulate import merge
+from correlator.sflow.accounting import Totals
 from correlator.sflow.receiver import ReceiverConfig, ReceiverPool, Worker, serve
 from simulator import roce, sflow_wire
 from simulator.sflow_wire import Datagram
@@ -48,12 +49,13 @@ def test_two_worker_processes_share_the_port_and_lose_nothing():
     config = ReceiverConfig(host="127.0.0.1", port=port, workers=2, interval_s=0.5)
     with ReceiverPool(config) as pool:
         _send(port, agents, 300, skip=100)  # each agent's datagram 100 is "lost"
-        intervals = []
+        intervals, totals = [], Totals()
         deadline = time.monotonic() + 15
-        while pool.totals.datagrams < 4 * 299 and time.monotonic() < deadline:
-            intervals.append(pool.next_interval(timeout_s=5))
+        while totals.datagrams < 4 * 299 and time.monotonic() < deadline:
+            interval, part = pool.next_interval(timeout_s=5)
+            intervals.append(interval)
+            totals.add(part)
     merged = merge(intervals)
-    totals = pool.totals
     assert (totals.datagrams, totals.lost_datagrams, totals.agent_restarts) == (1196, 4, 0)
     assert totals.samples == {"flow": 4784} and totals.rejects == {}
     by_agent: dict[bytes, list[int]] = {}

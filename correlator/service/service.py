@@ -1,0 +1,286 @@
+"""``fabcorr run``: one asyncio service from switches, Kubernetes and sFlow to metrics.
+
+At start the fabric comes from a snapshot, or from discovering the switches (LLDP,
+interfaces) joined with Kubernetes (live, or dumps) and fact files; the service is ready
+once that is done. Then, side by side: counter telemetry from every switch
+(:class:`~correlator.collect.collector.Collector`), the sFlow receiver (on the event loop,
+or ``sflow.workers`` processes sharing the port), periodic rediscovery, and the Kubernetes
+inventory refreshed when it changes. On every wall-clock interval boundary the interval's
+samples are attributed (in a worker thread, so receiving goes on), hotspots are judged,
+and a new :class:`~correlator.service.state.View` replaces the old one: the exporter and
+the API read only views.
+
+SIGTERM or SIGINT ends it gracefully: the interval in progress is attributed up to that
+moment and published (and logged) before the service exits, so no sample received is
+lost. With ``attribution.log`` every attributed interval is appended as one JSON line.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import dataclasses
+import json
+import logging
+import time
+from collections import Counter
+from pathlib import Path
+
+from correlator.attribution.accumulate import Interval
+from correlator.attribution.attribute import Attribution, attribute
+from correlator.attribution.hotspots import HotspotTracker
+from correlator.cli.printers import to_data
+from correlator.collect.collector import Collector
+from correlator.collect.rates import RateConfig, Rates, RateTracker
+from correlator.replay import interface_reading
+from correlator.service.config import ServiceConfig
+from correlator.service.exporter import Exposition
+from correlator.service.state import View
+from correlator.sflow.accounting import Totals
+from correlator.sflow.receiver import ReceiverPool, Worker, interval_end, serve
+from inventory.counters import PortCounters
+from inventory.discovery import discover_all
+from inventory.factfile import read_facts
+from inventory.facts import FactSet, merge_all
+from inventory.kubernetes.inventory import build_inventory
+from inventory.kubernetes.live import LiveKubernetes, api_client
+from inventory.kubernetes.snapshot import read_cluster_objects
+from topology.build import build_graph
+from topology.graph import FabricGraph
+from topology.schema import port_id
+from topology.snapshot import load_snapshot, save_snapshot
+
+_log = logging.getLogger(__name__)
+_ENDED_KEPT = 50  # recent ended hotspots in the view
+
+
+class Service:
+    """The running service; :attr:`view` is what it knows now."""
+
+    def __init__(self, config: ServiceConfig) -> None:
+        self.config = config
+        self.view = View(build_graph(FactSet()), started=time.time())
+        self.exposition = Exposition(lambda: self.view)
+        self._tracker = HotspotTracker(config.thresholds)
+        self._rates: dict[tuple[str, str, str], RateTracker] = {}
+        self._latest: dict[str, Rates] = {}  # port ID -> telemetry rates
+        self._sflow_latest: dict[str, Rates] = {}  # port ID -> rates from sFlow counters
+        self._totals = Totals()
+        self._collector: Collector | None = None
+        self._kubernetes: LiveKubernetes | None = None
+        self._discovered = FactSet()
+        self._worker: Worker | None = None
+        self._pool: ReceiverPool | None = None
+        self._publishing = asyncio.Lock()
+
+    async def run(self, stop: asyncio.Event) -> None:
+        """Serve until ``stop`` is set, then attribute what is left and return."""
+        from correlator.service.http import HttpServer
+
+        config = self.config
+        host, port = config.http.address
+        http = HttpServer(host, port, lambda: self.view, self.exposition,
+                          tls=(config.http.tls_cert, config.http.tls_key)
+                          if config.http.tls_cert else None,
+                          auth=(config.http.username, config.http.password)
+                          if config.http.username else None)
+        http.start()
+        self.http = http
+        tasks: list[asyncio.Task[None]] = []
+        transport = None
+        try:
+            fabric = await self._first_fabric()
+            self.view = dataclasses.replace(self.view, fabric=fabric, ready=True)
+            _log.info("ready: %d graph nodes; metrics and API on %s:%d",
+                      fabric.graph.number_of_nodes(), host, http.port)
+            start = time.time()
+            if config.sflow.workers > 1:
+                self._pool = ReceiverPool(config.sflow).__enter__()
+            else:
+                self._worker = Worker(start)
+                transport = await serve(config.sflow, self._worker)
+            if config.switches:
+                self._collector = Collector(config.switches, config.telemetry_interval_s,
+                                            self._readings)
+                tasks.append(asyncio.create_task(self._collector.run(stop), name="telemetry"))
+            tasks.append(asyncio.create_task(self._intervals(stop, start), name="intervals"))
+            if config.switches and config.topology.discover_every_s > 0:
+                tasks.append(asyncio.create_task(self._rediscover(stop), name="discovery"))
+            if self._kubernetes is not None:
+                tasks.append(asyncio.create_task(self._follow_kubernetes(stop), name="k8s"))
+            await stop.wait()
+        finally:
+            for task in tasks:
+                task.cancel()
+            await asyncio.gather(*tasks, return_exceptions=True)
+            if self.view.ready:
+                await self._close_interval(time.time())
+            if transport is not None:
+                transport.close()
+            if self._pool is not None:
+                self._pool.close()
+            if self._kubernetes is not None:
+                self._kubernetes.stop()
+            http.close()
+
+    # -- the fabric ---------------------------------------------------------------------
+
+    async def _first_fabric(self) -> FabricGraph:
+        topology = self.config.topology
+        if self.config.kubernetes.source == ("live",):
+            kubernetes = self.config.kubernetes
+            self._kubernetes = LiveKubernetes(api_client(kubernetes.kubeconfig or None,
+                                                         kubernetes.context or None))
+            self._kubernetes.start()
+            await asyncio.to_thread(self._kubernetes.wait_ready, 300.0)
+        if topology.snapshot and not self.config.switches:
+            fabric = await asyncio.to_thread(load_snapshot, topology.snapshot)
+            known = self._known_facts()
+            if known.pods or known.pod_interfaces:  # the inventory is newer than the snapshot
+                self._discovered = fabric.facts
+                fabric = await asyncio.to_thread(self._build)
+            return fabric
+        await self._discover()
+        return await asyncio.to_thread(self._build)
+
+    async def _discover(self) -> None:
+        found = await discover_all(self.config.switches,
+                                   deadline_s=self.config.topology.deadline_s)
+        for failure in found.failures:
+            _log.warning("discovery: %s over %s: %s: %s", failure.switch, failure.protocol,
+                         failure.kind, failure.message)
+        previous = self._discovered
+        self._discovered = found.facts if found.facts.switches or not previous.switches \
+            else previous
+
+    def _known_facts(self) -> FactSet:
+        """Facts from Kubernetes (live or dumps) and from fact files."""
+        sets = [read_facts(self.config.topology.facts)] if self.config.topology.facts else []
+        source = self.config.kubernetes.source
+        if self._kubernetes is not None:
+            sets.append(self._kubernetes.inventory().facts)
+        elif source:
+            sets.append(build_inventory(read_cluster_objects(source)).facts)
+        return merge_all(sets)
+
+    def _build(self) -> FabricGraph:
+        fabric = build_graph(self._discovered.merge(self._known_facts()))
+        if self.config.topology.save:
+            save_snapshot(fabric, self.config.topology.save)
+        return fabric
+
+    async def _swap(self, fabric: FabricGraph) -> None:
+        """Use ``fabric`` from now on; samples from now resolve against it."""
+        async with self._publishing:
+            now = time.time()
+            if self._worker is not None:
+                self._worker.accumulator.cut(now)
+            elif self._pool is not None:
+                self._pool.cut(now)
+            self.view = dataclasses.replace(self.view, fabric=fabric)
+
+    async def _rediscover(self, stop: asyncio.Event) -> None:
+        every = self.config.topology.discover_every_s
+        while not await _sleep(stop, every):
+            await self._discover()
+            await self._swap(await asyncio.to_thread(self._build))
+
+    async def _follow_kubernetes(self, stop: asyncio.Event) -> None:
+        assert self._kubernetes is not None
+        seen = self._kubernetes.version
+        while not await _sleep(stop, self.config.kubernetes.refresh_s):
+            if self._kubernetes.version != seen:
+                seen = self._kubernetes.version
+                await self._swap(await asyncio.to_thread(self._build))
+
+    # -- counters -----------------------------------------------------------------------
+
+    def _readings(self, readings: list[PortCounters]) -> None:
+        """Collector sink: counter readings of one switch."""
+        for reading in readings:
+            rates = self._rate("telemetry", reading)
+            if rates is not None:
+                self._latest[port_id(reading.switch, reading.port)] = rates
+
+    def _rate(self, source: str, reading: PortCounters) -> Rates | None:
+        """Rates from ``reading``, tracked per source: telemetry and sFlow counter samples
+        of one port are two series."""
+        key = (source, reading.switch, reading.port)
+        tracker = self._rates.get(key)
+        if tracker is None:
+            tracker = self._rates[key] = RateTracker(
+                RateConfig(interval_s=self.config.telemetry_interval_s))
+        return tracker.update(reading)
+
+    def _sflow_counters(self, fabric: FabricGraph, interval: Interval) -> None:
+        """Rates from the interval's sFlow counter samples (ports without telemetry)."""
+        for agent, at, sample in sorted(interval.counters, key=lambda c: c[1]):
+            if sample.interface is None:
+                continue
+            port = fabric.indexes.port_for_sample(agent, sample.interface.ifindex)
+            if port is None:
+                continue
+            attrs = fabric.attrs(port)
+            rates = self._rate("sflow", interface_reading(attrs["switch"], attrs["name"], at,
+                                                          sample.interface))
+            if rates is not None:
+                self._sflow_latest[port] = rates
+
+    # -- intervals ----------------------------------------------------------------------
+
+    async def _intervals(self, stop: asyncio.Event, start: float) -> None:
+        interval_s = self.config.interval_s
+        end = interval_end(start, interval_s)
+        while True:
+            if self._pool is not None:
+                interval, totals = await asyncio.to_thread(self._pool.next_interval)
+            else:
+                if await _sleep(stop, end - time.time()):
+                    return
+                assert self._worker is not None
+                interval, totals = self._worker.take(end)
+            await self._publish(interval, totals)
+            end = interval_end(time.time(), interval_s)
+
+    async def _close_interval(self, now: float) -> None:
+        """Attribute what was received since the last boundary (at shutdown)."""
+        if self._worker is not None:
+            interval, totals = self._worker.take(now)
+            await self._publish(interval, totals)
+
+    async def _publish(self, interval: Interval, totals: Totals) -> None:
+        async with self._publishing:
+            fabric = self.view.fabric
+            began = time.perf_counter()
+            self._sflow_counters(fabric, interval)
+            rates = {**self._sflow_latest, **self._latest}
+            result = await asyncio.to_thread(attribute, fabric, interval, rates,
+                                             self.config.top_pods)
+            active = self._tracker.update(result, rates)
+            self._totals.add(totals)
+            health = {name: dataclasses.replace(h, errors=Counter(h.errors))
+                      for name, h in (self._collector.health.items()
+                                      if self._collector else ())}
+            self.view = View(fabric, result, rates, tuple(active),
+                             tuple(self._tracker.ended[-_ENDED_KEPT:]), health,
+                             _copy(self._totals), time.perf_counter() - began,
+                             self.view.started, ready=True)
+            if self.config.attribution_log:
+                await asyncio.to_thread(_append_log, self.config.attribution_log, result)
+
+
+def _append_log(path: str, result: Attribution) -> None:
+    with Path(path).open("a", encoding="utf-8") as log:
+        log.write(json.dumps(to_data(result), separators=(",", ":")) + "\n")
+
+
+def _copy(totals: Totals) -> Totals:
+    return dataclasses.replace(totals, samples=Counter(totals.samples),
+                               rejects=Counter(totals.rejects))
+
+
+async def _sleep(stop: asyncio.Event, seconds: float) -> bool:
+    """Sleep ``seconds`` unless ``stop`` is set first; whether it was."""
+    with contextlib.suppress(TimeoutError):
+        await asyncio.wait_for(stop.wait(), max(0.0, seconds))
+    return stop.is_set()
