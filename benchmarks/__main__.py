@@ -9,7 +9,7 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
-from benchmarks import gnmi_suite, inventory_suite, sflow_suite, topology_suite
+from benchmarks import gnmi_suite, inventory_suite, service_suite, sflow_suite, topology_suite
 from benchmarks.harness import Result, context, table
 from simulator.ladder import LADDER
 
@@ -18,6 +18,7 @@ SUITES: dict[str, Callable[[list[str], int], list[Result]]] = {
     "inventory": inventory_suite.run,
     "gnmi": gnmi_suite.run,
     "sflow": sflow_suite.run,
+    "exporter": service_suite.run,
 }
 
 

@@ -4,8 +4,10 @@ Every metric has the ``fabcorr_`` prefix, base units, ``_total`` for counters an
 ``_info`` for join metrics. Label sets are bounded by the fabric, not by traffic: link
 directions x tenants / jobs / top-K pods, never pod pairs (:data:`METRICS` lists them
 with their labels). A link is ``switch`` + ``port``, ``direction`` ``in`` (what the port
-receives) or ``out`` (what it sends), ``tier`` ``host``, ``leaf-spine`` or
-``spine-super-spine``.
+receives) or ``out`` (what it sends); its ``tier`` (``host``, ``leaf-spine``,
+``spine-super-spine``) and peer are labels of ``fabcorr_link_speed_bytes_per_second``
+only, to join on: every label costs on every scrape. Congestion rates that are 0 are left
+out, and share ratios are only given where several groups share a direction.
 
 The exposition of a view is rendered once and served to every scrape until the next
 interval replaces the view (:class:`Exposition`).
@@ -30,27 +32,30 @@ from topology.schema import KIND, TIER, EdgeKind, NodeKind, id_name
 
 LINK = ("switch", "port", "direction")
 METRICS: dict[str, tuple[str, tuple[str, ...], str]] = {
-    "fabcorr_link_bytes_per_second": ("gauge", (*LINK, "tier"), "bytes/s from the counters"),
-    "fabcorr_link_utilization_ratio": ("gauge", (*LINK, "tier"), "bytes/s over line rate"),
+    "fabcorr_link_bytes_per_second": ("gauge", LINK, "bytes/s from the counters"),
+    "fabcorr_link_utilization_ratio": ("gauge", LINK, "bytes/s over line rate"),
     "fabcorr_link_pfc_pause_frames_per_second": (
         "gauge", (*LINK, "priority"),
         "PFC pause frames/s that stopped the direction: received by the port for out, sent "
-        "by it for in"),
+        "by it for in; absent when 0"),
     "fabcorr_link_ecn_marked_packets_per_second": (
-        "gauge", (*LINK, "queue"), "ECN-marked packets/s in the port's egress queue (out)"),
+        "gauge", (*LINK, "queue"),
+        "ECN-marked packets/s in the port's egress queue (out); absent when 0"),
     "fabcorr_link_discarded_packets_per_second": (
-        "gauge", LINK, "discarded packets/s (in: in_discards; out: out_discards + queue drops)"),
+        "gauge", LINK,
+        "discarded packets/s (in: in_discards; out: out_discards + queue drops); absent when 0"),
     "fabcorr_link_samples": ("gauge", LINK, "sFlow samples of the direction, last interval"),
     "fabcorr_link_tenant_bytes_per_second": (
-        "gauge", (*LINK, "tier", "tenant"), "bytes/s of the tenant's senders, apportioned"),
+        "gauge", (*LINK, "tenant"), "bytes/s of the tenant's senders, apportioned"),
     "fabcorr_link_tenant_share_ratio": (
-        "gauge", (*LINK, "tenant"), "the tenant's share of the direction's bytes"),
+        "gauge", (*LINK, "tenant"),
+        "the tenant's share of the direction's bytes, on directions several groups share"),
     "fabcorr_link_tenant_share_lower_ratio": (
         "gauge", (*LINK, "tenant"), "lower 95% bound of the share"),
     "fabcorr_link_tenant_share_upper_ratio": (
         "gauge", (*LINK, "tenant"), "upper 95% bound of the share"),
     "fabcorr_link_job_bytes_per_second": (
-        "gauge", (*LINK, "tier", "namespace", "job", "tenant"), "bytes/s of the job's senders"),
+        "gauge", (*LINK, "namespace", "job"), "bytes/s of the job's senders"),
     "fabcorr_link_pod_bytes_per_second": (
         "gauge", (*LINK, "namespace", "pod"), "bytes/s of the top-K pods, the rest as other"),
     "fabcorr_tenant_fabric_bytes_per_second": (
@@ -70,9 +75,9 @@ METRICS: dict[str, tuple[str, tuple[str, ...], str]] = {
         "gauge", ("namespace", "pod", "interface", "ip", "node", "pf", "vf", "leaf",
                   "leaf_port", "job", "tenant"), "joins pods, IPs, VFs, PFs and leaf ports"),
     "fabcorr_job_info": ("gauge", ("namespace", "job", "kind", "tenant"), "jobs"),
-    "fabcorr_link_info": (
-        "gauge", ("switch", "port", "peer_switch", "peer_port", "tier"), "cables"),
-    "fabcorr_link_speed_bytes_per_second": ("gauge", ("switch", "port"), "port line rate"),
+    "fabcorr_link_speed_bytes_per_second": (
+        "gauge", ("switch", "port", "peer_switch", "peer_port", "tier"),
+        "line rate of every cabled switch port; its labels join a link to its peer and tier"),
     "fabcorr_collector_up": ("gauge", ("switch", "protocol"), "1 when telemetry flows"),
     "fabcorr_collector_errors_total": ("counter", ("switch", "kind"), "telemetry errors"),
     "fabcorr_collector_last_success_timestamp_seconds": (
@@ -168,18 +173,20 @@ def _fill(view: View, f: dict[str, Metric]) -> None:
 
 
 def _counters(place: tuple[str, str, str, int], rates: Rates, f: dict[str, Metric]) -> None:
-    switch, name, tier, _ = place
+    switch, name, _, _ = place
     per_second = rates.per_second
     for direction, octets, utilization in (("in", "in_octets", rates.in_utilization),
                                            ("out", "out_octets", rates.out_utilization)):
         labels = [switch, name, direction]
         if octets in per_second:
-            f["fabcorr_link_bytes_per_second"].add_metric([*labels, tier], per_second[octets])
+            f["fabcorr_link_bytes_per_second"].add_metric(labels, per_second[octets])
         if utilization is not None:
-            f["fabcorr_link_utilization_ratio"].add_metric([*labels, tier], utilization)
+            f["fabcorr_link_utilization_ratio"].add_metric(labels, utilization)
     discards = {"in": 0.0, "out": 0.0}
     seen = set()
     for counter, value in per_second.items():
+        if not value:  # quiet ports stay out of the exposition: most are, most of the time
+            continue
         family, _, key = counter.partition("/")
         if family in (PFC_RX, PFC_TX):
             direction = "out" if family == PFC_RX else "in"
@@ -215,11 +222,9 @@ def _attribution(fabric: FabricGraph, places: dict[str, tuple[str, str, str, int
         _shares(link, labels, tier, seconds, f, tenant_totals)
         for share in link.jobs:
             namespace, job = _namespaced(share.name)
-            tenant = tenant_of_job.get(share.name, "")
             rate = share.bytes / seconds
-            f["fabcorr_link_job_bytes_per_second"].add_metric(
-                [*labels, tier, namespace, job, tenant], rate)
-            job_totals[(namespace, job, tenant, tier)] += rate
+            f["fabcorr_link_job_bytes_per_second"].add_metric([*labels, namespace, job], rate)
+            job_totals[(namespace, job, tenant_of_job.get(share.name, ""), tier)] += rate
         for share in link.pods:
             f["fabcorr_link_pod_bytes_per_second"].add_metric(
                 [*labels, *_namespaced(share.name)], share.bytes / seconds)
@@ -238,15 +243,17 @@ def _attribution(fabric: FabricGraph, places: dict[str, tuple[str, str, str, int
 
 def _shares(link: LinkTraffic, labels: list[str], tier: str, seconds: float,
             f: dict[str, Metric], totals: dict[tuple[str, str], float]) -> None:
+    shared = len(link.tenants) > 1
     for share in link.tenants:
         tenant = _plain(share.name)
         rate = share.bytes / seconds
-        f["fabcorr_link_tenant_bytes_per_second"].add_metric([*labels, tier, tenant], rate)
-        f["fabcorr_link_tenant_share_ratio"].add_metric([*labels, tenant], share.share)
-        f["fabcorr_link_tenant_share_lower_ratio"].add_metric([*labels, tenant],
-                                                              share.share_low)
-        f["fabcorr_link_tenant_share_upper_ratio"].add_metric([*labels, tenant],
-                                                              share.share_high)
+        f["fabcorr_link_tenant_bytes_per_second"].add_metric([*labels, tenant], rate)
+        if shared:
+            f["fabcorr_link_tenant_share_ratio"].add_metric([*labels, tenant], share.share)
+            f["fabcorr_link_tenant_share_lower_ratio"].add_metric([*labels, tenant],
+                                                                  share.share_low)
+            f["fabcorr_link_tenant_share_upper_ratio"].add_metric([*labels, tenant],
+                                                                  share.share_high)
         totals[(tenant, tier)] += rate
 
 
@@ -256,9 +263,7 @@ def _info(fabric: FabricGraph, f: dict[str, Metric]) -> None:
     for labels in fabric.cached(_job_rows):
         f["fabcorr_job_info"].add_metric(labels, 1)
     for labels, speed in fabric.cached(_link_rows):
-        f["fabcorr_link_info"].add_metric(labels, 1)
-        if speed:
-            f["fabcorr_link_speed_bytes_per_second"].add_metric(labels[:2], speed / 8)
+        f["fabcorr_link_speed_bytes_per_second"].add_metric(labels, speed / 8)
 
 
 def _health(view: View, f: dict[str, Metric]) -> None:
@@ -336,6 +341,8 @@ def _link_rows(fabric: FabricGraph) -> list[tuple[list[str], int]]:
     graph, places, rows = fabric.graph, fabric.cached(_places), []
     for port, (switch, name, tier, speed) in places.items():
         peer = fabric.peer(port)
+        if not tier or not speed:  # not cabled, or a speed nobody reported
+            continue
         peer_attrs = graph.nodes[peer] if peer else {}
         peer_switch = peer_attrs.get("switch") or peer_attrs.get("node", "")
         rows.append(([switch, name, peer_switch, peer_attrs.get("name", ""), tier], speed))

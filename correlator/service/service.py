@@ -265,6 +265,7 @@ class Service:
                              tuple(self._tracker.ended[-_ENDED_KEPT:]), health,
                              _copy(self._totals), time.perf_counter() - began,
                              self.view.started, ready=True)
+            await asyncio.to_thread(self.exposition.render)  # scrapes get it ready-made
             if self.config.attribution_log:
                 await asyncio.to_thread(_append_log, self.config.attribution_log, result)
 
