@@ -41,6 +41,8 @@ def _run(args: argparse.Namespace) -> ExitStatus:
         return ExitStatus.OK
     logging.basicConfig(level=args.log_level.upper(), stream=sys.stderr,
                         format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    if args.log_level != "debug":  # pygnmi logs every call at info
+        logging.getLogger("pygnmi").setLevel(logging.WARNING)
     asyncio.run(_serve(config))
     return ExitStatus.OK
 

@@ -12,7 +12,8 @@ the API read only views.
 
 SIGTERM or SIGINT ends it gracefully: the interval in progress is attributed up to that
 moment and published (and logged) before the service exits, so no sample received is
-lost. With ``attribution.log`` every attributed interval is appended as one JSON line.
+lost. With ``attribution.log`` every attributed interval is appended as one JSON line:
+``{"attribution": ..., "received": ...}`` (the sFlow counts of that interval).
 """
 
 from __future__ import annotations
@@ -72,6 +73,7 @@ class Service:
         self._worker: Worker | None = None
         self._pool: ReceiverPool | None = None
         self._publishing = asyncio.Lock()
+        self._published = 0
 
     async def run(self, stop: asyncio.Event) -> None:
         """Serve until ``stop`` is set, then attribute what is left and return."""
@@ -115,6 +117,8 @@ class Service:
             await asyncio.gather(*tasks, return_exceptions=True)
             if self.view.ready:
                 await self._close_interval(time.time())
+            _log.info("stopped: %d intervals attributed, %d flow samples received",
+                      self._published, self._totals.samples.get("flow", 0))
             if transport is not None:
                 transport.close()
             if self._pool is not None:
@@ -258,6 +262,7 @@ class Service:
                                              self.config.top_pods)
             active = self._tracker.update(result, rates)
             self._totals.add(totals)
+            self._published += 1
             health = {name: dataclasses.replace(h, errors=Counter(h.errors))
                       for name, h in (self._collector.health.items()
                                       if self._collector else ())}
@@ -267,12 +272,15 @@ class Service:
                              self.view.started, ready=True)
             await asyncio.to_thread(self.exposition.render)  # scrapes get it ready-made
             if self.config.attribution_log:
-                await asyncio.to_thread(_append_log, self.config.attribution_log, result)
+                await asyncio.to_thread(_append_log, self.config.attribution_log, result,
+                                        totals)
 
 
-def _append_log(path: str, result: Attribution) -> None:
+def _append_log(path: str, result: Attribution, received: Totals) -> None:
+    """One JSON line: the interval's attribution, and what was received in it."""
+    line = {"attribution": to_data(result), "received": to_data(received)}
     with Path(path).open("a", encoding="utf-8") as log:
-        log.write(json.dumps(to_data(result), separators=(",", ":")) + "\n")
+        log.write(json.dumps(line, separators=(",", ":")) + "\n")
 
 
 def _copy(totals: Totals) -> Totals:

@@ -1,0 +1,141 @@
+"""``fabcorr run`` for tests: the example fabric's six switches as emulated gNMI targets on
+their loopback management addresses, its Kubernetes objects as dumps, the service in a
+subprocess, and the example scenario's sFlow sent to it over UDP."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from pathlib import Path
+
+import yaml
+
+from inventory.factfile import read_facts
+from simulator.gnmi_target import GnmiTarget
+from simulator.sflow_run import capture
+from simulator.spec import load_capture_spec
+
+ROOT = Path(__file__).parents[3]
+EXAMPLE = ROOT / "examples" / "fabric-small"
+PASSWORD = "lab-only"
+
+
+def free_port(kind: int = socket.SOCK_STREAM) -> int:
+    with socket.socket(socket.AF_INET, kind) as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class RunningService:
+    """A context manager: targets up, service ready; :meth:`stop` sends SIGTERM."""
+
+    def __init__(self, folder: Path, interval_s: float = 1.0, **config: object) -> None:
+        self.folder, self.interval_s = folder, interval_s
+        self.facts = read_facts([EXAMPLE / "facts.yaml"])
+        self.http_port, self.sflow_port = free_port(), free_port(socket.SOCK_DGRAM)
+        self.log = folder / "attribution.jsonl"
+        self.extra = config
+        self.targets: list[GnmiTarget] = []
+        self.process: subprocess.Popen | None = None
+
+    def __enter__(self) -> RunningService:
+        try:
+            for switch in self.facts.switches:
+                self.targets.append(GnmiTarget.from_facts(
+                    self.facts, switch.name, host=switch.mgmt_address, username="fabcorr",
+                    password=PASSWORD, pack=True).start())
+            config = self.folder / "fabcorr.yaml"
+            config.write_text(yaml.safe_dump(self._config()))
+            self.stderr = (self.folder / "service.log").open("w")
+            self.process = subprocess.Popen(
+                [sys.executable, "-c", "import sys; from correlator.cli.main import main; "
+                 "sys.exit(main())", "run", "--config", str(config)],
+                cwd=ROOT, stderr=self.stderr, stdout=subprocess.DEVNULL,
+                env={**os.environ, "FABCORR_GNMI_PASSWORD": PASSWORD,
+                     "PYTHONPATH": str(ROOT)})
+            self.wait_for(lambda: self.get("/readyz")[0] == 200, 60, "ready")
+        except BaseException:
+            self.__exit__()
+            raise
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self.process is not None and self.process.poll() is None:
+            self.process.kill()
+            self.process.wait()
+        for target in self.targets:
+            target.stop()
+        if hasattr(self, "stderr"):
+            self.stderr.close()
+
+    def _config(self) -> dict:
+        switches = [{"name": s.name, "address": s.mgmt_address, "protocols": ["gnmi"]}
+                    for s in self.facts.switches]
+        gnmi = {"insecure": True, "username": "fabcorr", "timeout_s": 5.0,
+                "password": {"env": "FABCORR_GNMI_PASSWORD"}}
+        return {"defaults": {"gnmi": gnmi},
+                "switches": [{**s, "gnmi": {"port": t.port}}
+                             for s, t in zip(switches, self.targets, strict=True)],
+                "service": {"listen": f"127.0.0.1:{self.http_port}"},
+                "kubernetes": {"source": [str(EXAMPLE / "kubernetes")]},
+                "topology": {"discover_every_s": 0},
+                "telemetry": {"interval_s": self.interval_s},
+                "sflow": {"listen": f"127.0.0.1:{self.sflow_port}"},
+                "attribution": {"interval_s": self.interval_s, "log": str(self.log)},
+                **self.extra}
+
+    def get(self, path: str) -> tuple[int, bytes]:
+        try:
+            with urllib.request.urlopen(f"http://127.0.0.1:{self.http_port}{path}",
+                                        timeout=5) as response:
+                return response.status, response.read()
+        except urllib.error.HTTPError as exc:
+            return exc.code, exc.read()
+        except OSError:
+            return 0, b""
+
+    def metrics(self) -> str:
+        return self.get("/metrics")[1].decode()
+
+    def wait_for(self, condition, timeout: float, what: str) -> None:
+        deadline = time.monotonic() + timeout
+        while not condition():
+            if self.process is not None and self.process.poll() is not None:
+                raise AssertionError(f"fabcorr run exited {self.process.returncode}: "
+                                     + (self.folder / "service.log").read_text()[-3000:])
+            if time.monotonic() > deadline:
+                raise AssertionError(f"not {what} in {timeout} s: "
+                                     + (self.folder / "service.log").read_text()[-3000:])
+            time.sleep(0.1)
+
+    def send_example(self, seconds: float, stop_at: float | None = None) -> int:
+        """The example scenario's datagrams, re-timed to now, over ``seconds`` of wall
+        time (all of them, unless ``stop_at`` comes first); returns how many were sent."""
+        spec = load_capture_spec(EXAMPLE / "flows.yaml")
+        run = capture(self.facts, list(spec.flows), spec.seconds, spec.sampling_rate,
+                      time.time(), spec.seed, spec.counter_every_s)
+        sent, start = 0, time.monotonic()
+        with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as sender:
+            for n, (_, data, _) in enumerate(run.datagrams):
+                due = start + seconds * n / len(run.datagrams)
+                if stop_at is not None and time.monotonic() >= stop_at:
+                    break
+                time.sleep(max(0.0, due - time.monotonic()))
+                sender.sendto(data, ("127.0.0.1", self.sflow_port))
+                sent += 1
+        return sent
+
+    def stop(self, timeout: float = 30.0) -> int:
+        assert self.process is not None
+        self.process.send_signal(signal.SIGTERM)
+        return self.process.wait(timeout)
+
+    def logged(self) -> list[dict]:
+        return [json.loads(line) for line in self.log.read_text().splitlines()]
