@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import struct
 from collections import Counter
+from collections.abc import Iterator
 
 from correlator.sflow.packet import PARSERS, parse_ethernet
 from correlator.sflow.records import (
@@ -118,6 +119,9 @@ class Decoder:
             counted["flow"] += flows
         return Datagram(agent, sub_agent, seq, uptime, samples)
 
+    def _skip(self, kind: int) -> None:
+        self.skipped[f"record/{kind >> 12}:{kind & 0xFFF}"] += 1
+
     def _flow(self, data: bytes, at: int, end: int, expanded: bool) -> FlowSample:
         if expanded:
             if at + 48 > end:
@@ -155,22 +159,15 @@ class Decoder:
             count -= 1
         else:  # no sampled header first: the loop below reads the records
             frame_length = stripped = 0
-        for _ in range(count):
-            if at + 8 > end:
-                raise struct.error
-            kind, length = _PAIR(data, at)
-            body, stop = at + 8, at + 8 + length
-            if stop > end:
-                raise struct.error
+        for kind, body, stop in _records(data, at, end, count):
             if kind == 1:
                 frame_length, stripped, packet = _sampled_header(data, body, stop)
             elif kind == 1001:
-                if length < 16:
+                if stop - body < 16:
                     raise _BadRecord
                 src_vlan, _, dst_vlan, _ = _SWITCH(data, body)
             else:
-                self.skipped[f"record/{kind >> 12}:{kind & 0xFFF}"] += 1
-            at = (stop + 3) & ~3
+                self._skip(kind)
         return _new(FlowSample, (seq, source_type, source_index, rate, pool, drops, inp, out,
                                  frame_length, stripped, packet, src_vlan, dst_vlan))
 
@@ -184,24 +181,17 @@ class Decoder:
             at += 12
         interface: InterfaceCounters | None = None
         ethernet: tuple[int, ...] | None = None
-        for _ in range(min(count, _MAX_ITEMS)):
-            if at + 8 > end:
-                raise struct.error
-            kind, length = _PAIR(data, at)
-            body, stop = at + 8, at + 8 + length
-            if stop > end:
-                raise struct.error
+        for kind, body, stop in _records(data, at, end, count):
             if kind == 1:
-                if length < 88:
+                if stop - body < 88:
                     raise _BadRecord
                 interface = InterfaceCounters(*_IF_COUNTERS(data, body))
             elif kind == 2:
-                if length < 52:
+                if stop - body < 52:
                     raise _BadRecord
                 ethernet = _ETHERNET(data, body)
             else:
-                self.skipped[f"record/{kind >> 12}:{kind & 0xFFF}"] += 1
-            at = (stop + 3) & ~3
+                self._skip(kind)
         return CounterSample(seq, source_type, source_index, interface, ethernet)
 
     def _discard(self, data: bytes, at: int, end: int) -> DiscardSample:
@@ -211,20 +201,27 @@ class Decoder:
         at += 32
         frame_length = 0
         packet: Packet | None = None
-        for _ in range(min(count, _MAX_ITEMS)):
-            if at + 8 > end:
-                raise struct.error
-            kind, length = _PAIR(data, at)
-            body, stop = at + 8, at + 8 + length
-            if stop > end:
-                raise struct.error
+        for kind, body, stop in _records(data, at, end, count):
             if kind == 1:
                 frame_length, _, packet = _sampled_header(data, body, stop)
             else:
-                self.skipped[f"record/{kind >> 12}:{kind & 0xFFF}"] += 1
-            at = (stop + 3) & ~3
+                self._skip(kind)
         return DiscardSample(seq, source_type, source_index, drops, inp, out, reason,
                              frame_length, packet)
+
+
+def _records(data: bytes, at: int, end: int, count: int) -> Iterator[tuple[int, int, int]]:
+    """(format, body start, body end) of ``count`` records from ``at``; struct.error when
+    one runs past ``end``, the end of its sample."""
+    for _ in range(min(count, _MAX_ITEMS)):
+        if at + 8 > end:
+            raise struct.error
+        kind, length = _PAIR(data, at)
+        body, stop = at + 8, at + 8 + length
+        if stop > end:
+            raise struct.error
+        yield kind, body, stop
+        at = (stop + 3) & ~3
 
 
 def _sampled_header(data: bytes, at: int, end: int) -> tuple[int, int, Packet | None]:

@@ -107,18 +107,22 @@ def test_cnps_count_against_the_job_they_throttle(fabric):
     assert link.traffic == {"roce-cnp": 8, "roce-write": 8}
 
 
-def test_fixed_ip_reused_at_the_interval_boundary_goes_to_each_owner(facts):
-    """10.101.0.3 belongs to a/llm-worker-1 until T0 + 10, then to b/cv-worker-1 (whose own
-    address moves away): samples before and after the change land on the right pod."""
-    moved = []
+def _reused(facts, at):
+    """The facts where 10.101.0.3 is a/llm-worker-1's until ``at``, then b/cv-worker-1's
+    (whose own address moves away)."""
+    interfaces = []
     for fact in facts.pod_interfaces:
         if fact.pod == "llm-worker-1":
-            fact = replace(fact, valid_from=0.0, valid_until=T0 + 10)
+            fact = replace(fact, valid_from=0.0, valid_until=at)
         elif fact.pod == "cv-worker-1":
-            moved.append(replace(fact, ipv4="10.101.0.3/16", valid_from=T0 + 10))
-            fact = replace(fact, valid_from=0.0, valid_until=T0 + 10)
-        moved.append(fact)
-    fabric = build_graph(replace(facts, pod_interfaces=tuple(moved)))
+            interfaces.append(replace(fact, ipv4="10.101.0.3/16", valid_from=at))
+            fact = replace(fact, valid_from=0.0, valid_until=at)
+        interfaces.append(fact)
+    return build_graph(replace(facts, pod_interfaces=tuple(interfaces)))
+
+
+def test_fixed_ip_reused_at_the_interval_boundary_goes_to_each_owner(facts):
+    fabric = _reused(facts, T0 + 10)
     acc = Accumulator(T0)
     acc.add(datagram(flows(A1, A0, 6)), T0 + 5)
     before = attribute(fabric, acc.take(T0 + 10)).links[0]
@@ -130,15 +134,7 @@ def test_fixed_ip_reused_at_the_interval_boundary_goes_to_each_owner(facts):
 
 
 def test_reuse_inside_an_interval_is_split_by_a_cut(facts):
-    interfaces = []
-    for fact in facts.pod_interfaces:
-        if fact.pod == "llm-worker-1":
-            fact = replace(fact, valid_from=0.0, valid_until=T0 + 4)
-        elif fact.pod == "cv-worker-1":
-            interfaces.append(replace(fact, ipv4="10.101.0.3/16", valid_from=T0 + 4))
-            fact = replace(fact, valid_from=0.0, valid_until=T0 + 4)
-        interfaces.append(fact)
-    fabric = build_graph(replace(facts, pod_interfaces=tuple(interfaces)))
+    fabric = _reused(facts, T0 + 4)
     acc = Accumulator(T0)
     acc.add(datagram(flows(A1, A0, 3)), T0 + 2)
     acc.cut(T0 + 4)
