@@ -3,18 +3,20 @@ counters (the sFlow counter samples among them, or readings from elsewhere), a f
 
 Datagrams are cut into intervals by their timestamps; inside an interval a segment starts
 wherever some fixed IP changed owner. Each interval's rates come from the latest
-counter readings of every port up to its end. Nothing here does I/O.
+counter readings of every port up to its end; :func:`replay_view` is what the service
+would know at the end of the run. Nothing here does I/O.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
 from correlator.attribution.accumulate import Accumulator, Interval
 from correlator.attribution.attribute import Attribution, attribute
 from correlator.attribution.hotspots import Hotspot, HotspotTracker, Thresholds
 from correlator.collect.rates import RateConfig, Rates, RateTracker
+from correlator.service.state import View
 from correlator.sflow.accounting import LossTracker, Totals
 from correlator.sflow.decode import Decoder
 from correlator.sflow.records import CounterSample, InterfaceCounters
@@ -34,11 +36,13 @@ class ReplayConfig:
 
 @dataclass(frozen=True, slots=True)
 class ReplayResult:
-    """Every interval's attribution, the hotspots found, and what was received."""
+    """Every interval's attribution, the hotspots found (ended, then active), what was
+    received, and the latest rates of every port (port ID) at the end."""
 
     attributions: tuple[Attribution, ...]
     hotspots: tuple[Hotspot, ...]
     totals: Totals
+    rates: Mapping[str, Rates]
 
 
 def interface_reading(switch: str, port: str, at: float, counters: InterfaceCounters
@@ -128,7 +132,18 @@ def replay(fabric: FabricGraph, datagrams: Iterable[tuple[float, bytes]],
     totals.rejects.update(decoder.rejects)
     hotspots = (*tracker.ended, *sorted(tracker.active.values(),
                                         key=lambda h: (h.start, h.port, h.direction)))
-    return ReplayResult(tuple(attributions), tuple(hotspots), totals)
+    return ReplayResult(tuple(attributions), tuple(hotspots), totals, dict(rates.latest))
+
+
+def replay_view(fabric: FabricGraph, result: ReplayResult) -> View:
+    """What the service would know at the end of the run: the last interval, its rates,
+    the hotspots (active; ended in the order they ended), the totals; ready."""
+    last = result.attributions[-1] if result.attributions else None
+    return View(fabric, last, result.rates,
+                tuple(h for h in result.hotspots if h.active),
+                tuple(h for h in result.hotspots if not h.active), sflow=result.totals,
+                started=result.attributions[0].start if result.attributions else 0.0,
+                ready=True)
 
 
 def _counter_samples(fabric: FabricGraph, interval: Interval, rates: _Rates) -> None:

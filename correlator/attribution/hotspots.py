@@ -108,14 +108,16 @@ def signals(rates: Rates | None, direction: str) -> dict[str, float]:
     return found
 
 
-def traffic_of(links: Mapping[tuple[str, str], LinkTraffic], port: str, direction: str
-               ) -> LinkTraffic | None:
+def traffic_of(links: Mapping[tuple[str, str], LinkTraffic], port: str, direction: str,
+               peer: str = "") -> LinkTraffic | None:
     """The traffic of one direction of a cable, from whichever end sampled it: what a port
-    sends out is what its peer receives, and agents sample what ports receive."""
+    sends out is what its peer receives, and agents sample what ports receive. ``peer``
+    names the far end for a port that may have no traffic of its own."""
     own = links.get((port, direction))
     if own is not None and own.samples:
         return own
-    mirror = links.get((own.peer, IN if direction == OUT else OUT)) if own and own.peer else None
+    far = own.peer if own is not None and own.peer else peer
+    mirror = links.get((far, IN if direction == OUT else OUT)) if far else None
     return mirror if mirror is not None and mirror.samples else own
 
 

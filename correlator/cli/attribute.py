@@ -9,17 +9,22 @@ from collections.abc import Iterator
 from dataclasses import fields
 from typing import Any
 
-from correlator.attribution.attribute import LinkTraffic
-from correlator.attribution.estimate import Share
-from correlator.attribution.hotspots import Hotspot, Thresholds
+from correlator.attribution.hotspots import Thresholds
+from correlator.cli.cells import (
+    HOTSPOT_COLUMNS,
+    TRAFFIC_COLUMNS,
+    WIDE_COLUMNS,
+    hotspot_row,
+    link_name,
+    traffic_cells,
+)
 from correlator.cli.options import add_format, add_snapshot
-from correlator.cli.printers import Block, Fields, Table, emit
+from correlator.cli.printers import Block, Fields, Table, emit, to_data
 from correlator.cli.sflow import read_capture
 from correlator.cli.status import ExitStatus
-from correlator.replay import ReplayConfig, ReplayResult, replay
+from correlator.replay import ReplayConfig, replay
 from inventory.counters import PortCounters
 from inventory.errors import ConfigError
-from topology.schema import id_name
 from topology.snapshot import load_snapshot
 
 
@@ -76,7 +81,8 @@ def _attribute(args: argparse.Namespace) -> ExitStatus:
     readings = list(read_readings(args.counters)) if args.counters else []
     result = replay(fabric, read_capture(args.pcap, args.port), readings,
                     ReplayConfig(args.interval, args.top_pods, thresholds))
-    emit(result, lambda r, wide: _blocks(r, wide, args.links), args.output, sys.stdout)
+    emit(to_data(result), lambda r, wide: _blocks(r, wide, args.links), args.output,
+         sys.stdout)
     unknown = sum(sum(a.unknown_ports.values()) for a in result.attributions)
     return ExitStatus.PARTIAL if result.totals.rejects or unknown else ExitStatus.OK
 
@@ -103,59 +109,25 @@ def read_readings(path: str) -> Iterator[PortCounters]:
         raise ConfigError(path, "", f"cannot read: {exc.strerror}") from exc
 
 
-def _pct(share: Share) -> str:
-    return f"{share.share:.1%} ({share.share_low:.1%}-{share.share_high:.1%})"
-
-
-def _names(shares: tuple[Share, ...], count: int = 3) -> str:
-    return ", ".join(f"{id_name(s.name)} {_pct(s)}" for s in shares[:count])
-
-
-def _link_name(port: str) -> str:
-    return id_name(port).replace("/", ":", 1)
-
-
-def _blocks(result: ReplayResult, wide: bool, links: int) -> list[Block]:
-    totals = result.totals
+def _blocks(result: dict[str, Any], wide: bool, links: int) -> list[Block]:
+    totals = result["totals"]
     blocks: list[Block] = [Fields([
-        ("Intervals", len(result.attributions)), ("Datagrams", totals.datagrams),
-        ("Samples", dict(totals.samples)), ("Rejected", dict(totals.rejects) or "none"),
-        ("Lost datagrams", totals.lost_datagrams), ("Hotspots", len(result.hotspots))])]
-    for attribution in result.attributions:
-        busy = sorted((x for x in attribution.links if x.samples or x.counter_bytes),
-                      key=lambda x: -(x.counter_bytes or x.estimated_bytes))
-        rows = [_link_row(link, wide) for link in busy[:links]]
-        columns = ["link", "dir", "samples", "gbytes", "util", "tenants (share, 95%)"]
-        if wide:
-            columns += ["jobs", "top pods", "throttled by CNPs"]
-        title = f"Interval {attribution.start:.0f} +{attribution.seconds:g}s"
+        ("Intervals", len(result["attributions"])), ("Datagrams", totals["datagrams"]),
+        ("Samples", totals["samples"]), ("Rejected", totals["rejects"] or "none"),
+        ("Lost datagrams", totals["lost_datagrams"]), ("Hotspots", len(result["hotspots"]))])]
+    for attribution in result["attributions"]:
+        busy = sorted((x for x in attribution["links"] if x["samples"] or x["counter_bytes"]),
+                      key=lambda x: -(x["counter_bytes"] or x["estimated_bytes"]))
+        rows = [[link_name(x["port"]), x["direction"], *traffic_cells(x, wide)]
+                for x in busy[:links]]
+        columns = ["link", "dir", *TRAFFIC_COLUMNS, *(WIDE_COLUMNS if wide else [])]
+        title = f"Interval {attribution['start']:.0f} +{attribution['seconds']:g}s"
         if len(busy) > links:
             title += f" (busiest {links} of {len(busy)} link directions)"
-        if attribution.unknown_ports:
-            title += f"; samples of unknown ports: {attribution.unknown_ports}"
+        if attribution["unknown_ports"]:
+            title += f"; samples of unknown ports: {attribution['unknown_ports']}"
         blocks.append(Table(columns, rows, title))
-    if result.hotspots:
-        blocks.append(Table(
-            ["link", "dir", "kinds", "severity", "start", "end", "culprits", "victims",
-             "throttled by CNPs", "noisy neighbour"],
-            [_hotspot_row(h) for h in result.hotspots], "Hotspots"))
+    if result["hotspots"]:
+        blocks.append(Table(HOTSPOT_COLUMNS, [hotspot_row(h) for h in result["hotspots"]],
+                            "Hotspots"))
     return blocks
-
-
-def _link_row(link: LinkTraffic, wide: bool) -> list[Any]:
-    exact = link.counter_bytes
-    row: list[Any] = [_link_name(link.port), link.direction, link.samples,
-                      f"{(exact if exact is not None else link.estimated_bytes) / 1e9:.3f}"
-                      + ("" if exact is not None else "~"),
-                      "" if link.utilization is None else f"{link.utilization:.0%}",
-                      _names(link.tenants) or link.status]
-    if wide:
-        row += [_names(link.jobs), _names(link.pods), _names(link.throttled)]
-    return row
-
-
-def _hotspot_row(hot: Hotspot) -> list[Any]:
-    return [_link_name(hot.port), hot.direction, ",".join(hot.kinds), hot.severity,
-            f"{hot.start:.0f}", "active" if hot.end is None else f"{hot.end:.0f}",
-            _names(hot.culprits), _names(hot.victims), _names(hot.throttled),
-            hot.noisy_neighbour]

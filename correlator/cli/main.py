@@ -6,11 +6,20 @@ import argparse
 import sys
 from collections.abc import Sequence
 
-from correlator.cli import attribute, discover, inventory, run, sflow, simulate, topology
-from correlator.cli.status import ExitStatus
+from correlator.cli import (
+    attribute,
+    discover,
+    inventory,
+    run,
+    sflow,
+    simulate,
+    topology,
+    traffic,
+)
+from correlator.cli.status import ExitStatus, Refused
 from inventory.errors import FabcorrError, NotFound
 
-COMMANDS = (topology, inventory, discover, sflow, attribute, run, simulate)
+COMMANDS = (topology, inventory, discover, sflow, attribute, traffic, run, simulate)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -31,6 +40,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
         return int(args.run(args))
+    except Refused as exc:
+        print(f"fabcorr: {exc}", file=sys.stderr)
+        return exc.status
     except NotFound as exc:
         print(f"fabcorr: {exc}", file=sys.stderr)
         return ExitStatus.NOT_FOUND

@@ -1,6 +1,8 @@
-"""Exit statuses of the ``fabcorr`` command."""
+"""Exit statuses of the ``fabcorr`` command, and the error that carries one."""
 
 from enum import IntEnum
+
+from inventory.errors import FabcorrError
 
 
 class ExitStatus(IntEnum):
@@ -12,3 +14,12 @@ class ExitStatus(IntEnum):
     DIFFERS = 1  # a check found a difference (same code as NOT_FOUND)
     USAGE = 2
     PARTIAL = 3
+
+
+class Refused(FabcorrError):
+    """A question the API (a server's, or the one answering from files) would not answer:
+    the message is its error, ``status`` the exit status it means."""
+
+    def __init__(self, message: str, status: ExitStatus) -> None:
+        super().__init__(message)
+        self.status = status

@@ -1,27 +1,25 @@
-"""``fabcorr topology``: build a snapshot from facts, query it, export it."""
+"""``fabcorr topology``: build a snapshot from facts, query it (or a service), export it."""
 
 from __future__ import annotations
 
 import argparse
 import sys
-from datetime import UTC, datetime
 from typing import Any
 
 from correlator.cli import plan
-from correlator.cli.options import DEFAULT_SNAPSHOT, add_format, add_snapshot
+from correlator.cli.options import DEFAULT_SNAPSHOT, add_format, add_snapshot, add_source
 from correlator.cli.printers import Block, Fields, Table, emit
+from correlator.cli.source import ask
 from correlator.cli.status import ExitStatus
+from correlator.service.api import parse_time
 from inventory.factfile import read_facts
 from inventory.facts import FactSet
 from inventory.kubernetes.inventory import build_inventory
 from inventory.kubernetes.snapshot import read_cluster_objects
-from topology import queries
 from topology.build import build_graph
 from topology.export import FORMATS as EXPORT_FORMATS
 from topology.export import export_graph
 from topology.export import render as render_graph
-from topology.graph import FabricGraph
-from topology.paths import InterfacePaths
 from topology.schema import id_name
 from topology.snapshot import load_snapshot, save_snapshot
 
@@ -32,7 +30,8 @@ def register(commands: argparse._SubParsersAction) -> None:
         "topology", help="build, query and export the fabric graph",
         description="Build a topology snapshot from facts, answer questions about it, "
         "export it. Read commands take --snapshot FILE (default $FABCORR_SNAPSHOT or "
-        f"./{DEFAULT_SNAPSHOT}) and -o table|wide|json|yaml.")
+        f"./{DEFAULT_SNAPSHOT}) or --server URL (a running service), and "
+        "-o table|wide|json|yaml.")
     sub = parser.add_subparsers(dest="topology_command", metavar="SUBCOMMAND", required=True)
 
     build = sub.add_parser("build", help="build a snapshot from fact files",
@@ -49,7 +48,7 @@ def register(commands: argparse._SubParsersAction) -> None:
 
     def reader(name: str, help_text: str, run: Any) -> argparse.ArgumentParser:
         command = sub.add_parser(name, help=help_text, description=help_text)
-        add_snapshot(command)
+        add_source(command)
         add_format(command)
         command.set_defaults(run=run)
         return command
@@ -100,32 +99,16 @@ def register(commands: argparse._SubParsersAction) -> None:
 
 
 def _at_option(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--at", type=parse_time, metavar="TIME",
+    parser.add_argument("--at", type=_time, metavar="TIME",
                         help="resolve IPs as owned at TIME (ISO 8601 or Unix seconds; "
                         "default: the current owner)")
 
 
-def parse_time(text: str) -> float:
-    """Unix seconds from Unix seconds or an ISO 8601 time (``Z`` or an offset; UTC if none).
-
-    >>> parse_time("1767225600"), parse_time("2026-01-01T00:00:00Z")
-    (1767225600.0, 1767225600.0)
-    """
+def _time(text: str) -> float:
     try:
-        return float(text)
-    except ValueError:
-        pass
-    try:
-        moment = datetime.fromisoformat(text.replace("Z", "+00:00"))
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a time: {text!r}") from None
-    if moment.tzinfo is None:
-        moment = moment.replace(tzinfo=UTC)
-    return moment.timestamp()
-
-
-def _fabric(args: argparse.Namespace) -> FabricGraph:
-    return load_snapshot(args.snapshot)
+        return parse_time(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
 
 
 def _build(args: argparse.Namespace) -> ExitStatus:
@@ -144,108 +127,113 @@ def _build(args: argparse.Namespace) -> ExitStatus:
 
 
 def _where(args: argparse.Namespace) -> ExitStatus:
-    rows = queries.where(_fabric(args), args.ref, args.at)
+    rows = ask(args, "topology/where", q=args.ref, at=args.at)
     emit(rows, _where_blocks, args.output, sys.stdout)
     return ExitStatus.OK
 
 
-def _where_blocks(rows: list[queries.Attachment], wide: bool) -> list[Block]:
-    columns = ["pod", "if", "ipv4", "node", "pf", "rail", "vf", "leaf", "port"]
+def _where_blocks(rows: list[dict[str, Any]], wide: bool) -> list[Block]:
+    columns = ["pod", "interface", "ipv4", "node", "pf", "rail", "vf", "leaf", "leaf_port"]
     extra = ["ipv6", "job", "tenant"] if wide else []
-    return [Table(columns + extra, [
-        [r.pod, r.interface, r.ipv4, r.node, r.pf, r.rail, r.vf, r.leaf, r.leaf_port]
-        + ([r.ipv6, r.job, r.tenant] if wide else [])
-        for r in rows
-    ])]
+    headers = ["pod", "if", *columns[2:-1], "port", *extra]
+    return [Table(headers, [[r[c] for c in columns + extra] for r in rows])]
 
 
 def _path(args: argparse.Namespace) -> ExitStatus:
-    found = queries.paths(_fabric(args), args.source, args.destination, args.at, args.limit)
+    found = ask(args, "topology/path", a=args.source, b=args.destination, at=args.at,
+                limit=args.limit)
     emit(found, _path_blocks, args.output, sys.stdout)
     return ExitStatus.OK
 
 
-def _path_blocks(found: list[InterfacePaths], wide: bool) -> list[Block]:
+def _path_blocks(found: list[dict[str, Any]], wide: bool) -> list[Block]:
     blocks: list[Block] = []
     for pair in found:
-        listed = f", {len(pair.paths)} listed" if len(pair.paths) < pair.count else ""
-        title = (f"{id_name(pair.source)} -> {id_name(pair.destination)}: "
-                 f"{pair.count} equal-cost path{'s' if pair.count != 1 else ''}{listed}")
-        rows = [[n, "  ".join(f"{h.switch}[{h.ingress}>{h.egress}]" for h in hops)]
-                for n, hops in enumerate(pair.paths, start=1)]
+        count, paths = pair["count"], pair["paths"]
+        listed = f", {len(paths)} listed" if len(paths) < count else ""
+        title = (f"{id_name(pair['source'])} -> {id_name(pair['destination'])}: "
+                 f"{count} equal-cost path{'s' if count != 1 else ''}{listed}")
+        rows = [[n, "  ".join(f"{h['switch']}[{h['ingress']}>{h['egress']}]" for h in hops)]
+                for n, hops in enumerate(paths, start=1)]
         blocks.append(Table(["#", "hops (switch[in>out])"], rows, title))
     return blocks
 
 
 def _link(args: argparse.Namespace) -> ExitStatus:
-    emit(queries.link(_fabric(args), args.port), _link_blocks, args.output, sys.stdout)
+    emit(ask(args, "topology/link", port=args.port), _link_blocks, args.output, sys.stdout)
     return ExitStatus.OK
 
 
-def _link_blocks(report: queries.LinkReport, wide: bool) -> list[Block]:
+def _link_blocks(report: dict[str, Any], wide: bool) -> list[Block]:
+    peer = report["peer"]
     return [Fields([
-        ("Port", report.port), ("Role", report.role), ("Speed", format_speed(report.speed_bps)),
-        ("Oper status", report.oper_status), ("ifIndex", report.ifindex),
-        ("Peer", f"{report.peer} ({report.peer_kind})" if report.peer else "(none)"),
-        ("LLDP", report.status), ("Tier", report.tier), ("Conflicts", report.conflicts),
-        ("Tenants", report.tenants), ("Jobs", report.jobs), ("Pods", report.pods),
-        ("Interfaces", report.interfaces),
+        ("Port", report["port"]), ("Role", report["role"]),
+        ("Speed", format_speed(report["speed_bps"])), ("Oper status", report["oper_status"]),
+        ("ifIndex", report["ifindex"]),
+        ("Peer", f"{peer} ({report['peer_kind']})" if peer else "(none)"),
+        ("LLDP", report["status"]), ("Tier", report["tier"]),
+        ("Conflicts", report["conflicts"]), ("Tenants", report["tenants"]),
+        ("Jobs", report["jobs"]), ("Pods", report["pods"]),
+        ("Interfaces", report["interfaces"]),
     ])]
 
 
 def _job(args: argparse.Namespace) -> ExitStatus:
-    emit(queries.job(_fabric(args), args.job), _job_blocks, args.output, sys.stdout)
+    emit(ask(args, "topology/job", name=args.job), _job_blocks, args.output, sys.stdout)
     return ExitStatus.OK
 
 
-def _job_blocks(report: queries.JobReport, wide: bool) -> list[Block]:
-    return [Fields([("Job", report.job), ("Kind", report.kind), ("Tenant", report.tenant),
-                    ("Pods", report.pods), *_footprint_fields(report.footprint)])]
+def _job_blocks(report: dict[str, Any], wide: bool) -> list[Block]:
+    return [Fields([("Job", report["job"]), ("Kind", report["kind"]),
+                    ("Tenant", report["tenant"]), ("Pods", report["pods"]),
+                    *_footprint_fields(report["footprint"])])]
 
 
 def _tenant(args: argparse.Namespace) -> ExitStatus:
-    emit(queries.tenant(_fabric(args), args.tenant), _tenant_blocks, args.output, sys.stdout)
+    emit(ask(args, "topology/tenant", name=args.tenant), _tenant_blocks, args.output,
+         sys.stdout)
     return ExitStatus.OK
 
 
-def _tenant_blocks(report: queries.TenantReport, wide: bool) -> list[Block]:
-    return [Fields([("Tenant", report.tenant), ("Jobs", report.jobs), ("Pods", report.pods),
-                    *_footprint_fields(report.footprint)])]
+def _tenant_blocks(report: dict[str, Any], wide: bool) -> list[Block]:
+    return [Fields([("Tenant", report["tenant"]), ("Jobs", report["jobs"]),
+                    ("Pods", report["pods"]), *_footprint_fields(report["footprint"])])]
 
 
-def _footprint_fields(footprint: queries.Footprint) -> list[tuple[str, Any]]:
-    return [("Nodes", footprint.nodes), ("Leaves", footprint.leaves),
-            ("Leaf ports", footprint.leaf_ports), ("Spines", footprint.spines),
-            ("Super-spines", footprint.super_spines),
-            ("Tenants sharing leaves", footprint.neighbours)]
+def _footprint_fields(footprint: dict[str, Any]) -> list[tuple[str, Any]]:
+    return [("Nodes", footprint["nodes"]), ("Leaves", footprint["leaves"]),
+            ("Leaf ports", footprint["leaf_ports"]), ("Spines", footprint["spines"]),
+            ("Super-spines", footprint["super_spines"]),
+            ("Tenants sharing leaves", footprint["neighbours"])]
 
 
 def _summary(args: argparse.Namespace) -> ExitStatus:
-    emit(queries.summary(_fabric(args)), _summary_blocks, args.output, sys.stdout)
+    emit(ask(args, "topology/summary"), _summary_blocks, args.output, sys.stdout)
     return ExitStatus.OK
 
 
-def _summary_blocks(summary: queries.Summary, wide: bool) -> list[Block]:
-    statuses = sorted({s for by_status in summary.links.values() for s in by_status})
+def _summary_blocks(summary: dict[str, Any], wide: bool) -> list[Block]:
+    statuses = sorted({s for by_status in summary["links"].values() for s in by_status})
     return [
-        Table(["kind", "count"], summary.nodes.items(), "Nodes"),
-        Table(["role", "count"], summary.switches.items(), "Switches"),
+        Table(["kind", "count"], summary["nodes"].items(), "Nodes"),
+        Table(["role", "count"], summary["switches"].items(), "Switches"),
         Table(["tier", *statuses], [[tier, *(c.get(s, 0) for s in statuses)]
-                                    for tier, c in summary.links.items()], "Cables"),
-        Table(["kind", "count"], summary.problems.items() or [["(none)", 0]], "Problems"),
+                                    for tier, c in summary["links"].items()], "Cables"),
+        Table(["kind", "count"], summary["problems"].items() or [["(none)", 0]], "Problems"),
     ]
 
 
 def _problems(args: argparse.Namespace) -> ExitStatus:
-    found = [p for p in _fabric(args).problems if args.kind in (None, p.kind)]
+    found = ask(args, "topology/problems", kind=args.kind)
     emit(found, lambda rows, wide: [Table(["kind", "subject", "detail"],
-                                          [[p.kind, p.subject, p.detail] for p in rows])],
+                                          [[p["kind"], p["subject"], p["detail"]]
+                                           for p in rows])],
          args.output, sys.stdout)
     return ExitStatus.OK
 
 
 def _export(args: argparse.Namespace) -> ExitStatus:
-    fabric = _fabric(args)
+    fabric = load_snapshot(args.snapshot)
     if args.output == "-":
         sys.stdout.buffer.write(render_graph(fabric, args.format))
     else:

@@ -1,0 +1,173 @@
+"""The service's HTTP endpoints, served from a daemon thread (stdlib ``http.server``).
+
+- ``/metrics``: the Prometheus exposition of the current view (text format 0.0.4);
+- ``/healthz``: 200 while the server runs; ``/readyz``: 200 once the view is ready, else
+  503 — both always without authentication, for probes;
+- ``/api/v1/...``: the JSON API (:mod:`correlator.service.api`).
+
+Optional TLS (a certificate and key file; the handshake happens in the request's thread)
+and optional basic auth (one user; compared in constant time; 401 with
+``WWW-Authenticate``). Each request runs in its own thread; access lines go to the
+``logging`` module at debug level, and never carry credentials.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import hmac
+import json
+import logging
+import socket
+import ssl
+import threading
+from collections.abc import Callable
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+from urllib.parse import parse_qs, unquote, urlsplit
+
+from correlator.service import api
+from correlator.service.exporter import Exposition
+from correlator.service.state import View
+
+METRICS_TYPE = "text/plain; version=0.0.4; charset=utf-8"
+_OPEN = frozenset({"/healthz", "/readyz"})  # probes never authenticate
+_TIMEOUT_S = 30.0  # an idle or stuck connection (or TLS handshake) is dropped after this
+
+_log = logging.getLogger(__name__)
+
+
+class HttpServer:
+    """Metrics, probes and the API of ``view()`` on ``host:port`` (0: any free port)."""
+
+    def __init__(self, host: str, port: int, view: Callable[[], View], exposition: Exposition,
+                 tls: tuple[str, str] | None = None, auth: tuple[str, str] | None = None
+                 ) -> None:
+        self.host, self._port = host, port
+        self.view, self.exposition = view, exposition
+        self.auth = None if auth is None else (auth[0].encode(), auth[1].encode())
+        self.tls = _tls_context(*tls) if tls is not None else None
+        self._server: _Server | None = None
+        self._thread: threading.Thread | None = None
+
+    @property
+    def port(self) -> int:
+        """The port listened on (the one the system chose for port 0, once started)."""
+        return self._server.server_address[1] if self._server is not None else self._port
+
+    def start(self) -> None:
+        """Bind and serve in a daemon thread."""
+        self._server = _Server((self.host, self._port), _Handler, self)
+        self._thread = threading.Thread(target=self._server.serve_forever, args=(0.1,),
+                                        name="http", daemon=True)
+        self._thread.start()
+
+    def close(self) -> None:
+        """Stop serving and release the port."""
+        if self._server is not None:
+            self._server.shutdown()
+            self._server.server_close()
+            assert self._thread is not None
+            self._thread.join()
+            self._server = None
+
+    def allowed(self, header: str | None) -> bool:
+        """Whether an ``Authorization`` header carries the configured user and password."""
+        if self.auth is None:
+            return True
+        scheme, _, encoded = (header or "").partition(" ")
+        try:
+            decoded = base64.b64decode(encoded.strip(), validate=True)
+        except (binascii.Error, ValueError):
+            return False
+        user, colon, password = decoded.partition(b":")
+        same_user = hmac.compare_digest(user, self.auth[0])
+        same_password = hmac.compare_digest(password, self.auth[1])
+        return scheme.lower() == "basic" and bool(colon) and same_user and same_password
+
+
+def _tls_context(cert: str, key: str) -> ssl.SSLContext:
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    context.minimum_version = ssl.TLSVersion.TLSv1_2
+    context.load_cert_chain(cert, key)
+    return context
+
+
+class _Server(ThreadingHTTPServer):
+    daemon_threads = True
+
+    def __init__(self, address: tuple[str, int], handler: type[BaseHTTPRequestHandler],
+                 app: HttpServer) -> None:
+        if ":" in address[0]:
+            self.address_family = socket.AF_INET6
+        self.app = app
+        super().__init__(address, handler)
+
+    def finish_request(self, request: Any, client_address: Any) -> None:
+        tls = self.app.tls
+        if tls is None:
+            super().finish_request(request, client_address)
+            return
+        request.settimeout(_TIMEOUT_S)
+        wrapped = tls.wrap_socket(request, server_side=True)
+        try:
+            super().finish_request(wrapped, client_address)
+        finally:
+            self.shutdown_request(wrapped)
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        _log.debug("http: connection from %s failed", client_address[0], exc_info=True)
+
+
+class _Handler(BaseHTTPRequestHandler):
+    server: _Server
+    protocol_version = "HTTP/1.1"
+    timeout = _TIMEOUT_S
+    server_version, sys_version = "fabcorr", ""
+
+    def do_GET(self) -> None:
+        app = self.server.app
+        parts = urlsplit(self.path)
+        path = unquote(parts.path)
+        if path not in _OPEN and not app.allowed(self.headers.get("Authorization")):
+            self._send(401, *_json({"error": "authentication required"}),
+                       {"WWW-Authenticate": 'Basic realm="fabcorr", charset="UTF-8"'})
+            return
+        try:
+            self._send(*self._answer(app, path, parts.query))
+        except Exception:
+            _log.exception("http: %s %s failed", self.command, path)
+            self._send(500, *_json({"error": "internal error"}))
+
+    do_HEAD = do_GET  # other methods: 501 from the base class
+
+    def _answer(self, app: HttpServer, path: str, query: str) -> tuple[int, str, bytes]:
+        if path == "/metrics":
+            return 200, METRICS_TYPE, app.exposition.render()
+        if path == "/healthz":
+            return 200, "text/plain; charset=utf-8", b"ok\n"
+        if path == "/readyz":
+            ready = app.view().ready
+            return (200, "text/plain; charset=utf-8", b"ready\n") if ready else \
+                (503, "text/plain; charset=utf-8", b"not ready\n")
+        status, body = api.handle(app.view(), self.command, path,
+                                  parse_qs(query, keep_blank_values=True))
+        return status, *_json(body)
+
+    def _send(self, status: int, content_type: str, body: bytes,
+              headers: dict[str, str] | None = None) -> None:
+        self.send_response(status)
+        self.send_header("Content-Type", content_type)
+        self.send_header("Content-Length", str(len(body)))
+        for name, value in (headers or {}).items():
+            self.send_header(name, value)
+        self.end_headers()
+        if self.command != "HEAD":
+            self.wfile.write(body)
+
+    def log_message(self, format: str, *args: Any) -> None:
+        _log.debug("http: %s " + format, self.client_address[0], *args)
+
+
+def _json(body: Any) -> tuple[str, bytes]:
+    return "application/json; charset=utf-8", json.dumps(body).encode()

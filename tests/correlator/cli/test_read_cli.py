@@ -1,0 +1,154 @@
+"""The read commands ask a service (``--server URL``) or files (``--snapshot``, ``--pcap``)
+and print the same thing either way; basic auth, TLS and unreachable servers."""
+
+import json
+import re
+
+import pytest
+
+from correlator.cli.main import main
+from correlator.service.exporter import Exposition
+from correlator.service.http import HttpServer
+from tests.correlator.service.certs import self_signed
+from tests.correlator.service.example_view import SNAPSHOT, make_capture, replayed
+
+TRAFFIC = [
+    ["hotspots"],
+    ["who", "spine01:Ethernet1"],
+    ["who", "leaf01:Ethernet5"],
+    ["who", "leaf01:Ethernet1"],
+    ["top", "tenants"],
+    ["top", "jobs", "--limit", "1"],
+    ["top", "pods", "--link", "spine01:Ethernet1"],
+    ["who", "spine01:Ethernet9"],  # not found: exit 1, same message
+    ["top", "pods", "--limit", "0"],  # refused: exit 2, same message
+]
+TOPOLOGY = [
+    ["topology", "where", "team-b/bert-large-worker-3"],
+    ["topology", "where", "10.101.0.2", "--at", "2026-01-01T01:00:00Z"],
+    ["topology", "path", "team-a/llm-pretrain-worker-0", "team-a/llm-pretrain-worker-1"],
+    ["topology", "link", "spine01:Ethernet1"],
+    ["topology", "job", "team-b/bert-large"],
+    ["topology", "tenant", "team-a"],
+    ["topology", "summary"],
+    ["topology", "problems"],
+    ["topology", "job", "team-a/llm"],  # not found
+]
+
+
+@pytest.fixture(scope="module")
+def run(tmp_path_factory):
+    """The example capture, and a server of the view its replay gives."""
+    folder = tmp_path_factory.mktemp("read")
+    pcap = make_capture(folder)
+    view = replayed(pcap)
+    server = HttpServer("127.0.0.1", 0, lambda: view, Exposition(lambda: view))
+    server.start()
+    yield pcap, f"http://127.0.0.1:{server.port}", view
+    server.close()
+
+
+def answer(capsys, argv):
+    code = main(argv)
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+@pytest.mark.parametrize("fmt", ["table", "wide", "json"])
+@pytest.mark.parametrize("argv", TRAFFIC + TOPOLOGY, ids=" ".join)
+def test_server_and_files_answer_the_same(capsys, run, argv, fmt):
+    pcap, url, _ = run
+    files = ["--snapshot", str(SNAPSHOT)] + (["--pcap", str(pcap)] if argv[0] != "topology"
+                                             else [])
+    remote = answer(capsys, [*argv, "-o", fmt, "--server", url])
+    local = answer(capsys, [*argv, "-o", fmt, *files])
+    assert remote == local
+    assert remote[0] in (0, 1, 2) and (remote[1] if remote[0] == 0 else remote[2])
+
+
+def test_who_prints_both_directions(capsys, run):
+    _, url, _ = run
+    code, out, _ = answer(capsys, ["who", "spine01:Ethernet1", "--server", url])
+    assert code == 0
+    assert out.splitlines() == [
+        "spine01:Ethernet1 (peer leaf01:Ethernet5): interval 1767229220 +10s",
+        "DIR  SAMPLED AT            SAMPLES  GBYTES   UTIL  TENANTS (SHARE, 95%)",
+        "in   spine01:Ethernet1 in  10436    438.270  88%   team-a 85.6% (85.0%-86.3%), "
+        "team-b 14.4% (13.7%-15.0%)",
+        "out  leaf01:Ethernet5 in   67       0.047    0%    team-b 100.0% (94.6%-100.0%)"]
+
+
+def test_hotspots_and_top_tables(capsys, run):
+    _, url, _ = run
+    code, out, _ = answer(capsys, ["hotspots", "--server", url])
+    lines = out.splitlines()
+    assert code == 0 and lines[0] == "Hotspots: 1 active, 0 ended"
+    assert re.split(r"\s{2,}", lines[2])[:8] == [
+        "spine01:Ethernet1", "in", "utilization", "warning", "1767229200", "active",
+        "team-a 85.6% (85.0%-86.3%)", "team-b 14.4% (13.7%-15.0%)"]
+    code, out, _ = answer(capsys, ["top", "tenants", "--server", url])
+    assert out.splitlines() == ["Fabric-wide, per tier: interval 1767229220 +10s",
+                                "TIER        TENANT  GBYTES/S",
+                                "leaf-spine  team-a  37.536",
+                                "leaf-spine  team-b  6.296"]
+
+
+def test_not_found_and_refused_exit_codes(capsys, run):
+    _, url, _ = run
+    assert answer(capsys, ["who", "spine01:Ethernet9", "--server", url])[::2] == (
+        1, "fabcorr: no port named 'spine01:Ethernet9'; did you mean 'spine01:Ethernet4', "
+           "'spine01:Ethernet3', 'spine01:Ethernet2'?\n")
+    assert answer(capsys, ["top", "pods", "--limit", "0", "--server", url])[::2] == (
+        2, "fabcorr: limit: must be >= 1, not 0\n")
+
+
+def test_files_need_a_capture_for_traffic(capsys):
+    assert answer(capsys, ["hotspots", "--snapshot", str(SNAPSHOT)])[::2] == (
+        2, "fabcorr: --pcap: needed to answer from files (or ask a service with --server "
+           "URL)\n")
+
+
+def test_server_or_snapshot_not_both(capsys):
+    with pytest.raises(SystemExit) as exit_info:
+        main(["topology", "summary", "--snapshot", str(SNAPSHOT), "--server", "http://x"])
+    assert exit_info.value.code == 2
+
+
+@pytest.mark.parametrize(("server", "error"), [
+    ("http://127.0.0.1:1", "cannot reach http://127.0.0.1:1: [Errno 111] Connection refused"),
+    ("127.0.0.1:8080", "--server: '127.0.0.1:8080' is not an http:// or https:// URL"),
+])
+def test_an_unreachable_server_exits_2_naming_it(capsys, server, error):
+    assert answer(capsys, ["topology", "summary", "--server", server]) == (
+        2, "", f"fabcorr: {error}\n")
+
+
+def test_basic_auth_and_tls(capsys, run, tmp_path, monkeypatch):
+    pcap, _, view = run
+    cert, key = self_signed(tmp_path)
+    server = HttpServer("127.0.0.1", 0, lambda: view, Exposition(lambda: view),
+                        tls=(str(cert), str(key)), auth=("ops", "pw"))
+    server.start()
+    try:
+        url = f"https://127.0.0.1:{server.port}"
+        argv = ["who", "spine01:Ethernet1", "-o", "json", "--server", url]
+        code, _, err = answer(capsys, argv)
+        assert code == 2 and err.startswith(f"fabcorr: cannot reach {url}: ")
+        assert "CERTIFICATE_VERIFY_FAILED" in err
+        trusted = [*argv, "--ca-file", str(cert)]
+        assert answer(capsys, trusted)[::2] == (
+            2, f"fabcorr: {url}: authentication required (--user or $FABCORR_USER, and "
+               "$FABCORR_PASSWORD)\n")
+        monkeypatch.setenv("FABCORR_USER", "ops")
+        monkeypatch.delenv("FABCORR_PASSWORD", raising=False)
+        assert answer(capsys, trusted)[::2] == (
+            2, "fabcorr: $FABCORR_PASSWORD: not set; --user ops needs it\n")
+        monkeypatch.setenv("FABCORR_PASSWORD", "wrong")
+        assert answer(capsys, trusted)[0] == 2
+        monkeypatch.setenv("FABCORR_PASSWORD", "pw")
+        code, out, _ = answer(capsys, trusted)
+        local = answer(capsys, ["who", "spine01:Ethernet1", "-o", "json", "--snapshot",
+                                str(SNAPSHOT), "--pcap", str(pcap)])
+        assert (code, out) == local[:2] and json.loads(out)["link"] == "spine01:Ethernet1"
+    finally:
+        server.close()

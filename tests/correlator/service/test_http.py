@@ -1,0 +1,129 @@
+"""The service's HTTP server over real HTTP on loopback: metrics, probes, the API, basic
+auth and TLS."""
+
+import base64
+import json
+import socket
+import ssl
+import urllib.error
+import urllib.request
+from dataclasses import replace
+
+import pytest
+
+from correlator.service.api import handle
+from correlator.service.exporter import Exposition
+from correlator.service.http import METRICS_TYPE, HttpServer
+from tests.correlator.service.certs import self_signed
+from tests.correlator.service.example_view import make_capture, replayed
+
+
+@pytest.fixture(scope="module")
+def view(tmp_path_factory):
+    return replayed(make_capture(tmp_path_factory.mktemp("http")))
+
+
+class Holder:
+    """What the service does: one current view, swapped in whole."""
+
+    def __init__(self, view):
+        self.view = view
+
+    def __call__(self):
+        return self.view
+
+
+@pytest.fixture
+def serve():
+    started = []
+
+    def start(current, **options):
+        server = HttpServer("127.0.0.1", 0, current, Exposition(current), **options)
+        server.start()
+        started.append(server)
+        return server
+
+    yield start
+    for server in started:
+        server.close()
+
+
+def fetch(url, auth=None, context=None):
+    """(status, headers, body) of a GET; HTTP errors are answers too."""
+    request = urllib.request.Request(url)
+    if auth is not None:
+        token = base64.b64encode(f"{auth[0]}:{auth[1]}".encode()).decode()
+        request.add_header("Authorization", f"Basic {token}")
+    try:
+        with urllib.request.urlopen(request, timeout=10, context=context) as response:
+            return response.status, response.headers, response.read()
+    except urllib.error.HTTPError as exc:
+        with exc:
+            return exc.code, exc.headers, exc.read()
+
+
+def test_metrics_are_the_exposition_of_the_current_view(serve, view):
+    current = Holder(view)
+    server = serve(current)
+    assert server.port != 0
+    status, headers, body = fetch(f"http://127.0.0.1:{server.port}/metrics")
+    assert (status, headers["Content-Type"]) == (200, METRICS_TYPE)
+    assert body == Exposition(current).render()
+    assert b'fabcorr_hotspot_active{direction="in",kinds="utilization"' in body
+
+
+def test_probes_and_readiness(serve, view):
+    current = Holder(replace(view, ready=False))
+    base = f"http://127.0.0.1:{serve(current).port}"
+    assert fetch(base + "/healthz")[::2] == (200, b"ok\n")
+    assert fetch(base + "/readyz")[::2] == (503, b"not ready\n")
+    current.view = view
+    assert fetch(base + "/readyz")[::2] == (200, b"ready\n")
+
+
+def test_the_api_answers_what_its_handlers_answer(serve, view):
+    base = f"http://127.0.0.1:{serve(Holder(view)).port}"
+    status, headers, body = fetch(base + "/api/v1/links/leaf01%3AEthernet5")
+    assert (status, headers["Content-Type"]) == (200, "application/json; charset=utf-8")
+    assert json.loads(body) == handle(view, "GET", "/api/v1/links/leaf01:Ethernet5", {})[1]
+    status, _, body = fetch(base + "/api/v1/top/pods?link=spine01:Ethernet1&limit=1")
+    assert (status, json.loads(body)) == handle(
+        view, "GET", "/api/v1/top/pods", {"link": ["spine01:Ethernet1"], "limit": ["1"]})
+    status, _, body = fetch(base + "/api/v1/hotspot")
+    assert (status, json.loads(body)) == (404, {
+        "error": "no API endpoint '/api/v1/hotspot'; did you mean '/api/v1/hotspots'?"})
+
+
+def test_basic_auth_guards_everything_but_the_probes(serve, view):
+    base = f"http://127.0.0.1:{serve(Holder(view), auth=('prom', 's3cret:x')).port}"
+    for path in ("/metrics", "/api/v1/status"):
+        status, headers, body = fetch(base + path)
+        assert (status, headers["WWW-Authenticate"], json.loads(body)) == (
+            401, 'Basic realm="fabcorr", charset="UTF-8"', {"error": "authentication required"})
+        assert fetch(base + path, ("prom", "wrong"))[0] == 401
+        assert fetch(base + path, ("prometheus", "s3cret:x"))[0] == 401
+        assert fetch(base + path, ("prom", "s3cret:x"))[0] == 200
+    assert fetch(base + "/healthz")[0] == fetch(base + "/readyz")[0] == 200
+
+
+def test_tls_with_a_certificate_the_client_verifies(serve, view, tmp_path):
+    cert, key = self_signed(tmp_path)
+    server = serve(Holder(view), tls=(str(cert), str(key)), auth=("prom", "pw"))
+    trusting = ssl.create_default_context(cafile=str(cert))
+    status, headers, body = fetch(f"https://127.0.0.1:{server.port}/metrics", ("prom", "pw"),
+                                  trusting)
+    assert (status, headers["Content-Type"], body) == (
+        200, METRICS_TYPE, Exposition(Holder(view)).render())
+    with pytest.raises(urllib.error.URLError, match="CERTIFICATE_VERIFY_FAILED"):
+        fetch(f"https://127.0.0.1:{server.port}/healthz", context=ssl.create_default_context())
+    with pytest.raises(OSError):  # plain HTTP to the TLS port
+        fetch(f"http://127.0.0.1:{server.port}/healthz")
+
+
+def test_close_releases_the_port(view):
+    server = HttpServer("127.0.0.1", 0, Holder(view), Exposition(Holder(view)))
+    server.start()
+    port = server.port
+    server.close()
+    with pytest.raises(ConnectionRefusedError), socket.create_connection(("127.0.0.1", port)):
+        pass
