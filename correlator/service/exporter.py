@@ -16,7 +16,6 @@ interval replaces the view (:class:`Exposition`).
 from __future__ import annotations
 
 import threading
-from collections import defaultdict
 from collections.abc import Callable, Iterator
 
 from prometheus_client import CollectorRegistry, generate_latest
@@ -25,6 +24,7 @@ from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metri
 from correlator.attribution.attribute import LinkTraffic
 from correlator.collect.rates import Rates
 from correlator.service.state import View
+from correlator.service.traffic import fabric_totals, plain
 from inventory.counters import PFC_RX, PFC_TX, QUEUE_DROPPED, QUEUE_ECN
 from topology.footprint import owners, plugs
 from topology.graph import FabricGraph
@@ -162,13 +162,13 @@ def _fill(view: View, f: dict[str, Metric]) -> None:
         f["fabcorr_hotspot_start_timestamp_seconds"].add_metric(labels, hotspot.start)
         for share in hotspot.culprits:
             f["fabcorr_hotspot_culprit_share_ratio"].add_metric(
-                [*labels, _plain(share.name)], share.share)
+                [*labels, plain(share.name)], share.share)
         for share in hotspot.victims:
             f["fabcorr_hotspot_victim_share_ratio"].add_metric(
-                [*labels, _plain(share.name)], share.share)
+                [*labels, plain(share.name)], share.share)
         if hotspot.noisy_neighbour and hotspot.culprits:
             f["fabcorr_hotspot_noisy_neighbour"].add_metric(
-                [*labels, _plain(hotspot.culprits[0].name)], 1)
+                [*labels, plain(hotspot.culprits[0].name)], 1)
     _health(view, f)
 
 
@@ -209,29 +209,25 @@ def _attribution(fabric: FabricGraph, places: dict[str, tuple[str, str, str, int
     attribution = view.attribution
     assert attribution is not None
     seconds = attribution.seconds or 1.0
-    tenant_totals: dict[tuple[str, str], float] = defaultdict(float)
-    job_totals: dict[tuple[str, str, str, str], float] = defaultdict(float)
-    tenant_of_job = fabric.cached(_job_tenants)
     for link in attribution.links:
         place = places.get(link.port)
         if place is None or not link.samples:
             continue
-        switch, name, tier, _ = place
-        labels = [switch, name, link.direction]
+        labels = [place[0], place[1], link.direction]
         f["fabcorr_link_samples"].add_metric(labels, link.samples)
-        _shares(link, labels, tier, seconds, f, tenant_totals)
+        _shares(link, labels, seconds, f)
         for share in link.jobs:
-            namespace, job = _namespaced(share.name)
-            rate = share.bytes / seconds
-            f["fabcorr_link_job_bytes_per_second"].add_metric([*labels, namespace, job], rate)
-            job_totals[(namespace, job, tenant_of_job.get(share.name, ""), tier)] += rate
+            f["fabcorr_link_job_bytes_per_second"].add_metric(
+                [*labels, *_namespaced(share.name)], share.bytes / seconds)
         for share in link.pods:
             f["fabcorr_link_pod_bytes_per_second"].add_metric(
                 [*labels, *_namespaced(share.name)], share.bytes / seconds)
-    for (tenant, tier), rate in sorted(tenant_totals.items()):
-        f["fabcorr_tenant_fabric_bytes_per_second"].add_metric([tenant, tier], rate)
-    for key, rate in sorted(job_totals.items()):
-        f["fabcorr_job_fabric_bytes_per_second"].add_metric(list(key), rate)
+    for (tenant, tier), rate in sorted(fabric_totals(fabric, attribution, "tenants").items()):
+        f["fabcorr_tenant_fabric_bytes_per_second"].add_metric([plain(tenant), tier], rate)
+    tenant_of_job = fabric.cached(_job_tenants)
+    for (job, tier), rate in sorted(fabric_totals(fabric, attribution, "jobs").items()):
+        f["fabcorr_job_fabric_bytes_per_second"].add_metric(
+            [*_namespaced(job), tenant_of_job.get(job, ""), tier], rate)
     f["fabcorr_attribution_unattributed_samples"].add_metric(
         [], attribution.unattributed_samples)
     f["fabcorr_attribution_unknown_port_samples"].add_metric(
@@ -241,20 +237,19 @@ def _attribution(fabric: FabricGraph, places: dict[str, tuple[str, str, str, int
     f["fabcorr_attribution_duration_seconds"].add_metric([], view.attribution_s)
 
 
-def _shares(link: LinkTraffic, labels: list[str], tier: str, seconds: float,
-            f: dict[str, Metric], totals: dict[tuple[str, str], float]) -> None:
+def _shares(link: LinkTraffic, labels: list[str], seconds: float,
+            f: dict[str, Metric]) -> None:
     shared = len(link.tenants) > 1
     for share in link.tenants:
-        tenant = _plain(share.name)
-        rate = share.bytes / seconds
-        f["fabcorr_link_tenant_bytes_per_second"].add_metric([*labels, tenant], rate)
+        tenant = plain(share.name)
+        f["fabcorr_link_tenant_bytes_per_second"].add_metric([*labels, tenant],
+                                                             share.bytes / seconds)
         if shared:
             f["fabcorr_link_tenant_share_ratio"].add_metric([*labels, tenant], share.share)
             f["fabcorr_link_tenant_share_lower_ratio"].add_metric([*labels, tenant],
                                                                   share.share_low)
             f["fabcorr_link_tenant_share_upper_ratio"].add_metric([*labels, tenant],
                                                                   share.share_high)
-        totals[(tenant, tier)] += rate
 
 
 def _info(fabric: FabricGraph, f: dict[str, Metric]) -> None:
@@ -287,15 +282,9 @@ def _health(view: View, f: dict[str, Metric]) -> None:
     f["fabcorr_ready"].add_metric([], 1 if view.ready else 0)
 
 
-def _plain(name: str) -> str:
-    """``tenant:a`` -> ``a``; group names that are no node ID (``unattributed``, ``other``,
-    ``no-job``) stay as they are."""
-    return id_name(name) if ":" in name else name
-
-
 def _namespaced(name: str) -> tuple[str, str]:
     """(namespace, name) of a job or pod ID; ("", name) for a group name."""
-    namespace, _, rest = _plain(name).rpartition("/")
+    namespace, _, rest = plain(name).rpartition("/")
     return namespace, rest
 
 
