@@ -13,6 +13,15 @@ A YAML file (the ``switches:`` section of fabcorr.yaml, or a file of its own)::
         role: leaf                 # optional hint; inferred from cabling otherwise
         gnmi: {username: fabcorr, password: {file: /run/secrets/gnmi}}
 
+An optional ``crawl:`` section (:class:`CrawlConfig`) also discovers switches that are
+not listed but that the listed ones see as LLDP neighbours with a management address::
+
+    crawl:
+      template: leaf01             # new switches are reached like this listed one
+      seeds: [leaf01]              # whose neighbours to start from (default: all listed)
+      max_switches: 64             # at most this many new switches
+      names: ["leaf*", "spine*"]   # LLDP system names to follow (default: any)
+
 Secrets (passwords, communities, SNMPv3 keys) are never inline: ``{env: NAME}`` or
 ``{file: PATH}``. They are read when the file is loaded and never printed (``repr`` shows
 ``***``). Every error names the file, the key and the reason.
@@ -23,6 +32,7 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field, fields, replace
+from fnmatch import fnmatchcase
 from pathlib import Path
 from typing import Any
 
@@ -106,7 +116,33 @@ class SwitchConfig:
     netconf: NetconfOptions = NetconfOptions()
 
 
+@dataclass(frozen=True)
+class CrawlConfig:
+    """Discovery beyond the list: LLDP neighbours of the ``seeds`` (all listed switches if
+    empty) that announce a management address and whose system name matches one of
+    ``names``, then theirs, and so on; at most ``max_switches`` new switches, each reached
+    with the protocols, vendor and options (credentials) of ``template``."""
+
+    template: SwitchConfig
+    seeds: tuple[str, ...] = ()
+    max_switches: int = 64
+    names: tuple[str, ...] = ("*",)
+
+    def follows(self, system_name: str) -> bool:
+        """Whether a neighbour of this LLDP system name is worth a try.
+
+        >>> CrawlConfig(SwitchConfig("t", "x"), names=("spine*",)).follows("spine01")
+        True
+        """
+        return any(fnmatchcase(system_name, pattern) for pattern in self.names)
+
+    def switch(self, name: str, address: str) -> SwitchConfig:
+        """A switch found over LLDP, reached like the template."""
+        return replace(self.template, name=name, address=address, role="", sflow_agent="")
+
+
 _OPTION_TYPES = {"gnmi": GnmiOptions, "snmp": SnmpOptions, "netconf": NetconfOptions}
+_CRAWL_KEYS = ("template", "seeds", "max_switches", "names")
 
 
 def load_devices(path: str | Path, environ: Mapping[str, str] | None = None
@@ -146,6 +182,38 @@ def devices_from(document: Any, origin: str, environ: Mapping[str, str]
         if name in names[:i]:
             raise ConfigError(origin, f"switches[{i}].name", f"duplicate switch {name!r}")
     return tuple(found)
+
+
+def crawl_from(document: Any, origin: str, switches: tuple[SwitchConfig, ...]
+               ) -> CrawlConfig | None:
+    """The ``crawl`` section of parsed YAML, its template and seeds among ``switches``;
+    None without one.
+
+    >>> crawl_from({"crawl": {"template": "leaf01", "max_switches": 8}}, "f.yaml",
+    ...            (SwitchConfig("leaf01", "10.0.0.11"),)).max_switches
+    8
+    """
+    section = document.get("crawl") if isinstance(document, dict) else None
+    if section is None:
+        return None
+    reader = _Reader(origin, {})
+    section = reader.mapping(section, "crawl")
+    for key in section:
+        if key not in _CRAWL_KEYS:
+            raise reader.fail(f"crawl.{key}", f"unknown key (keys: {', '.join(_CRAWL_KEYS)})")
+    by_name = {s.name: s for s in switches}
+    template = section.get("template")
+    if not isinstance(template, str) or template not in by_name:
+        raise reader.fail("crawl.template", "required, the name of a listed switch")
+    seeds = reader.names(section.get("seeds", []), "crawl.seeds")
+    for i, seed in enumerate(seeds):
+        if seed not in by_name:
+            raise reader.fail(f"crawl.seeds[{i}]", f"{seed!r} is not a listed switch")
+    bound = section.get("max_switches", CrawlConfig.max_switches)
+    if type(bound) is not int or bound < 1:
+        raise reader.fail("crawl.max_switches", f"expected a positive int, got {bound!r}")
+    names = reader.names(section.get("names", ["*"]), "crawl.names")
+    return CrawlConfig(by_name[template], seeds, bound, names or ("*",))
 
 
 class _Reader:
@@ -206,6 +274,11 @@ class _Reader:
         if isinstance(result, SnmpOptions) and result.version not in ("2c", "3"):
             raise self.fail(f"{key}.version", "SNMP version must be '2c' or '3'")
         return result
+
+    def names(self, value: Any, key: str) -> tuple[str, ...]:
+        if not isinstance(value, list) or not all(isinstance(v, str) and v for v in value):
+            raise self.fail(key, "expected a list of non-empty strings")
+        return tuple(value)
 
     def secret(self, value: Any, key: str) -> Secret:
         if isinstance(value, str):

@@ -3,6 +3,12 @@
 One slow, unreachable or misbehaving switch never delays the others: every switch runs
 under its own deadline and a bounded number run at once. Failures are kept per switch
 with their kind (timeout, unreachable, auth, garbage, error) for the report.
+
+With a :class:`~inventory.devices.CrawlConfig`, switches that are not listed are found
+too: the LLDP neighbours of the seeds that announce a management address, then theirs,
+wave by wave, each reached like the template switch, until no new one turns up or
+``max_switches`` were tried. A neighbour is new when neither its system name, its
+management address nor its chassis id is that of a switch listed or found already.
 """
 
 from __future__ import annotations
@@ -13,9 +19,9 @@ import time
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 
-from inventory.devices import SwitchConfig
+from inventory.devices import CrawlConfig, SwitchConfig
 from inventory.errors import DecodeError, SourceError, SourceTimeout, SourceUnreachable
-from inventory.facts import FactSet, merge_all
+from inventory.facts import FactSet, Reporter, merge_all
 
 Discoverer = Callable[[SwitchConfig], Awaitable[FactSet]]
 
@@ -47,11 +53,13 @@ class Failure:
 
 @dataclass(frozen=True)
 class Discovery:
-    """What a discovery run found, what failed, and how long each switch took."""
+    """What a discovery run found, what failed, how long each switch took, and the
+    switches the crawl added (found or failed)."""
 
     facts: FactSet
     failures: tuple[Failure, ...]
     seconds: dict[str, float] = field(default_factory=dict)
+    crawled: tuple[SwitchConfig, ...] = ()
 
 
 def failure_kind(exc: BaseException) -> str:
@@ -72,8 +80,10 @@ async def discover_all(
     switches: Sequence[SwitchConfig], *, concurrency: int = 64, deadline_s: float = 60.0,
     adapters: dict[str, Discoverer] | None = None,
     progress: Callable[[SwitchConfig, Failure | None], None] | None = None,
+    crawl: CrawlConfig | None = None,
 ) -> Discovery:
-    """Discover every switch over the first of its protocols; gather facts and failures."""
+    """Discover every switch over the first of its protocols, then, with ``crawl``, the
+    switches LLDP finds beyond them; gather facts and failures."""
     adapters = _Lazy() if adapters is None else adapters
     gate = asyncio.Semaphore(concurrency)
     seconds: dict[str, float] = {}
@@ -95,6 +105,66 @@ async def discover_all(
             progress(switch, found if isinstance(found, Failure) else None)
         return found
 
-    results = await asyncio.gather(*(one(s) for s in switches))
+    async def wave(batch: Sequence[SwitchConfig]) -> list[FactSet | Failure]:
+        return await asyncio.gather(*(one(s) for s in batch))
+
+    results = await wave(switches)
+    crawled: list[SwitchConfig] = []
+    if crawl is not None:
+        results += await _crawl(crawl, switches, results, wave, crawled)
     facts = merge_all(r for r in results if isinstance(r, FactSet))
-    return Discovery(facts, tuple(r for r in results if isinstance(r, Failure)), seconds)
+    return Discovery(facts, tuple(r for r in results if isinstance(r, Failure)), seconds,
+                     tuple(crawled))
+
+
+Wave = Callable[[Sequence[SwitchConfig]], Awaitable[list[FactSet | Failure]]]
+
+
+async def _crawl(config: CrawlConfig, switches: Sequence[SwitchConfig],
+                 results: list[FactSet | Failure], wave: Wave, crawled: list[SwitchConfig]
+                 ) -> list[FactSet | Failure]:
+    """Discover new LLDP neighbours wave by wave, from the seeds' on; appends the switches
+    tried to ``crawled`` and returns their results."""
+    known = _Known(switches)
+    sources = set(config.seeds or (s.name for s in switches))
+    found = [r for r in results if isinstance(r, FactSet)]
+    more: list[FactSet | Failure] = []
+    while len(crawled) < config.max_switches:
+        new = known.candidates(config, found, sources)[:config.max_switches - len(crawled)]
+        if not new:
+            break
+        crawled += new
+        results = await wave(new)
+        more += results
+        found = [r for r in results if isinstance(r, FactSet)]
+        sources = {s.name for s in new}
+    return more
+
+
+class _Known:
+    """Names, management addresses and chassis ids of the switches listed or found."""
+
+    def __init__(self, switches: Sequence[SwitchConfig]) -> None:
+        self.names = {s.name for s in switches}
+        self.addresses = {s.address for s in switches}
+        self.chassis: set[str] = set()
+
+    def candidates(self, config: CrawlConfig, found: list[FactSet], sources: set[str]
+                   ) -> list[SwitchConfig]:
+        """The new switches that ``sources`` see as LLDP neighbours in ``found``."""
+        for facts in found:
+            self.chassis.update(s.chassis_id for s in facts.switches if s.chassis_id)
+            self.addresses.update(s.mgmt_address for s in facts.switches if s.mgmt_address)
+        new = []
+        for n in (n for facts in found for n in facts.neighbors):
+            name, address = n.system_name or n.mgmt_address, n.mgmt_address
+            if n.reporter != Reporter.SWITCH or n.local_device not in sources or not address \
+                    or not config.follows(n.system_name) or name in self.names \
+                    or address in self.addresses or n.chassis_id in self.chassis:
+                continue
+            self.names.add(name)
+            self.addresses.add(address)
+            if n.chassis_id:
+                self.chassis.add(n.chassis_id)
+            new.append(config.switch(name, address))
+        return new

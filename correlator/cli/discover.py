@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import os
 import sys
 from collections import Counter
 from pathlib import Path
@@ -12,11 +13,12 @@ from typing import TextIO
 
 from correlator.cli.printers import to_data
 from correlator.cli.status import ExitStatus
-from inventory.devices import SwitchConfig, load_devices
+from inventory.devices import SwitchConfig, crawl_from, devices_from
 from inventory.discovery import Discovery, Failure, discover_all
 from inventory.errors import SourceError
 from inventory.factfile import read_facts
 from inventory.facts import FactSet, merge_all
+from inventory.files import load_config
 from inventory.hostlldp import host_neighbors
 from inventory.kubernetes.inventory import build_inventory
 from inventory.kubernetes.snapshot import read_cluster_objects
@@ -31,8 +33,9 @@ def register(commands: argparse._SubParsersAction) -> None:
     parser = commands.add_parser(
         "discover", help="discover the fabric from the switches (LLDP, interfaces)",
         description="Ask every switch of the config for its interfaces and LLDP neighbours "
-        "(gNMI, SNMP or NETCONF: the first of its protocols), join them with the hosts' "
-        "and Kubernetes' facts, reconcile the cabling and write a topology snapshot.")
+        "(gNMI, SNMP or NETCONF: the first of its protocols), and with a 'crawl' section "
+        "the switches those announce with a management address, join them with the "
+        "hosts' and Kubernetes' facts, reconcile the cabling and write a topology snapshot.")
     parser.add_argument("--config", required=True, metavar="FILE",
                         help="fabcorr.yaml (or a device inventory) with a 'switches' list")
     parser.add_argument("-o", "--output", default="topology.json", metavar="FILE",
@@ -53,15 +56,18 @@ def register(commands: argparse._SubParsersAction) -> None:
 
 
 def _run(args: argparse.Namespace) -> ExitStatus:
-    switches = load_devices(args.config)
+    document = load_config(args.config)
+    switches = devices_from(document, args.config, os.environ)
+    crawl = crawl_from(document, args.config, switches)
     known = _known_facts(args)
     progress = Progress(len(switches), sys.stderr)
     found = asyncio.run(discover_all(switches, concurrency=args.concurrency,
-                                     deadline_s=args.deadline, progress=progress.step))
+                                     deadline_s=args.deadline, progress=progress.step,
+                                     crawl=crawl))
     progress.done()
     fabric = build_graph(found.facts.merge(known))
     save_snapshot(fabric, args.output)
-    report = discovery_report(switches, found, fabric)
+    report = discovery_report((*switches, *found.crawled), found, fabric)
     print_report(report, args.output, sys.stderr)
     if args.report:
         Path(args.report).write_text(json.dumps(to_data(report), indent=2) + "\n")
@@ -100,6 +106,7 @@ class Progress:
 
     def step(self, switch: SwitchConfig, failure: Failure | None) -> None:
         self.finished += 1
+        self.total = max(self.total, self.finished)  # crawled switches come on top
         self.failed += failure is not None
         if self.tty:
             filled = 30 * self.finished // max(1, self.total)

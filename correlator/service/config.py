@@ -1,7 +1,8 @@
 """``fabcorr run``'s configuration: one YAML file (``examples/fabcorr.yaml`` explains every
 key), with environment variables for what a container sets.
 
-Sections: ``switches`` and ``defaults`` (the device inventory, :mod:`inventory.devices`),
+Sections: ``switches``, ``defaults`` and ``crawl`` (the device inventory,
+:mod:`inventory.devices`),
 ``service`` (HTTP), ``kubernetes``, ``topology``, ``telemetry``, ``sflow``,
 ``attribution``. Every key is optional except the switches, which may only be left out
 when the topology comes from a snapshot. Errors name the file, the key and the reason.
@@ -25,12 +26,12 @@ from typing import Any
 
 from correlator.attribution.hotspots import Thresholds
 from correlator.sflow.receiver import ReceiverConfig
-from inventory.devices import SwitchConfig, devices_from
+from inventory.devices import CrawlConfig, SwitchConfig, crawl_from, devices_from
 from inventory.errors import ConfigError
 from inventory.files import load_config
 
-SECTIONS = ("switches", "defaults", "service", "kubernetes", "topology", "telemetry", "sflow",
-            "attribution")
+SECTIONS = ("switches", "defaults", "crawl", "service", "kubernetes", "topology", "telemetry",
+            "sflow", "attribution")
 
 
 @dataclass(frozen=True)
@@ -77,6 +78,7 @@ class ServiceConfig:
 
     origin: str
     switches: tuple[SwitchConfig, ...]
+    crawl: CrawlConfig | None
     http: HttpSettings
     kubernetes: KubernetesSettings
     topology: TopologySettings
@@ -129,8 +131,10 @@ def service_config_from(document: Any, origin: str, environ: Mapping[str, str]
                              {"interval_s": "FABCORR_INTERVAL", "log": "FABCORR_ATTRIBUTION_LOG"})
     thresholds = read.nested("attribution.thresholds", attribution["thresholds"], Thresholds)
     host, port = split_address(sflow["listen"], "sflow.listen", origin)
+    switches = _switches(document, origin, environ, topology)
     config = ServiceConfig(
-        origin=origin, switches=_switches(document, origin, environ, topology), http=http,
+        origin=origin, switches=switches,
+        crawl=crawl_from(document, origin, switches) if switches else None, http=http,
         kubernetes=kubernetes, topology=topology,
         telemetry_interval_s=telemetry["interval_s"],
         sflow=ReceiverConfig(host, port, sflow["workers"], sflow["rcvbuf_bytes"],

@@ -70,6 +70,7 @@ class Service:
         self._collector: Collector | None = None
         self._kubernetes: LiveKubernetes | None = None
         self._discovered = FactSet()
+        self._switches = config.switches  # and those the crawl found
         self._worker: Worker | None = None
         self._pool: ReceiverPool | None = None
         self._publishing = asyncio.Lock()
@@ -101,8 +102,8 @@ class Service:
             else:
                 self._worker = Worker(start)
                 transport = await serve(config.sflow, self._worker)
-            if config.switches:
-                self._collector = Collector(config.switches, config.telemetry_interval_s,
+            if self._switches:
+                self._collector = Collector(self._switches, config.telemetry_interval_s,
                                             self._readings)
                 tasks.append(asyncio.create_task(self._collector.run(stop), name="telemetry"))
             tasks.append(asyncio.create_task(self._intervals(stop, start), name="intervals"))
@@ -148,8 +149,9 @@ class Service:
         return await asyncio.to_thread(self._build)
 
     async def _discover(self) -> None:
-        found = await discover_all(self.config.switches,
+        found = await discover_all(self.config.switches, crawl=self.config.crawl,
                                    deadline_s=self.config.topology.deadline_s)
+        self._switches = (*self.config.switches, *found.crawled)
         for failure in found.failures:
             _log.warning("discovery: %s over %s: %s: %s", failure.switch, failure.protocol,
                          failure.kind, failure.message)

@@ -1,10 +1,10 @@
-"""The gNMI wire: pygnmi's gNMIclient in worker threads, under deadlines, with typed errors.
+"""The gNMI wire: pygnmi in worker threads, streams on gRPC's asyncio API, typed errors.
 
-pygnmi is synchronous, so every call runs in a thread and is bounded by
+pygnmi is synchronous, so each of its calls runs in a thread and is bounded by
 ``GnmiOptions.timeout_s``; on expiry the channel is closed, which cancels the stuck RPC and
 frees the thread. Library errors become :class:`GnmiError` subclasses whose ``kind`` is
 ``timeout``, ``unreachable``, ``tls``, ``auth``, ``garbage`` or ``error``. Passwords go to
-pygnmi only and never appear in messages.
+pygnmi and the streams' call metadata only, and never appear in messages.
 
 pygnmi 0.8.15 behaviours handled here (REFERENCE §3):
 
@@ -19,20 +19,22 @@ pygnmi 0.8.15 behaviours handled here (REFERENCE §3):
   not parse, arrives as ``None``, and the subscription's thread only reports errors
   through ``subscriber.error``.
 
-Streams (STREAM, SAMPLE) skip pygnmi's per-update dict conversion (``telemetryParser``),
-its thread and its queue: the Subscribe RPC is opened with pygnmi's request builder and
-gNMI stub on the channel, TLS and credentials pygnmi set up, one thread per stream hands
-the raw ``SubscribeResponse`` messages to the event loop, and the loop cuts them into
-samples. Like ``subscribe2``, the client side of the RPC stays open until the stream
-ends: many targets take a half-close as the end of the subscription. An idle stream
-still costs about 0.5 ms of CPU a second: gRPC's synchronous API wakes its reader and its
-channel's poller 15 times a second.
+Streams (STREAM, SAMPLE) run on gRPC's asyncio API (``grpc.aio``) in the event loop,
+without threads: on pygnmi's synchronous channel each stream needs a reader thread, which
+gRPC wakes with the channel's poller about 15 times a second, so an idle stream cost
+0.5 ms of CPU a second, a quarter of a core for 500 switches. Each stream opens an aio
+channel as pygnmi's ``connect()`` builds its own from the same settings (target
+``address:port``; insecure, or the CA file as the only trusted roots with the server-name
+override) and sends the same credentials as call metadata; the request comes from pygnmi's
+builder and the RPC from its gNMI stub. Like ``subscribe2``, the client side of the RPC
+stays open until the stream ends: many targets take a half-close as the end of the
+subscription. The raw ``SubscribeResponse`` messages are cut into samples in the loop,
+without pygnmi's per-update dict conversion (``telemetryParser``).
 """
 
 from __future__ import annotations
 
 import asyncio
-import collections
 import contextlib
 import logging
 import os
@@ -100,7 +102,6 @@ class GnmiClient:
         self.timeout_s = switch.gnmi.timeout_s
         self._client: gNMIclient | None = None
         self._threads: list[threading.Thread] = []  # pygnmi's, one per ONCE subscription
-        self._streams: list[_Stream] = []
 
     async def __aenter__(self) -> Self:
         await self.connect()
@@ -115,14 +116,11 @@ class GnmiClient:
         await self._run("Capabilities", self._client.connect)
 
     def close(self) -> None:
-        """Close the channel; cancels any RPC still running."""
+        """Close pygnmi's channel; cancels any of its RPCs still running."""
         client, self._client = self._client, None
         if client is None:
             return
         _expect_cancel(self._threads)
-        for stream in self._streams:
-            stream.end()
-        self._streams.clear()
         with contextlib.suppress(AttributeError):  # connect() never created the channel
             client.close()
 
@@ -156,22 +154,25 @@ class GnmiClient:
     async def stream(self, paths: Sequence[str], interval_s: float,
                      target: str = "") -> AsyncIterator[list[Notification]]:
         """Subscribe STREAM, SAMPLE every ``interval_s``: yields the notifications of each
-        sample (pygnmi's protobuf messages), the first being the initial state. Ending the
-        iteration closes the session.
+        sample (pygnmi's protobuf messages), the first being the initial state. The stream
+        has a channel of its own and closes pygnmi's; ending the iteration closes both.
 
         A sample ends at ``sync_response``, when a notification stamped half an interval
         later arrives, or after half an interval (at most 1 s) without notifications.
         """
         client = self._open()
-        stream = _Stream(asyncio.get_running_loop(), interval_s, self.switch.name)
-        self._streams.append(stream)
+        try:
+            request = client._build_subscriptionrequest(
+                _request("stream", paths, int(interval_s * 1e9)), target or None)
+        except Exception as exc:
+            raise _translate(exc, self.where, "Subscribe") from exc
+        self.close()  # pygnmi's channel: the stream has one of its own
+        channel = self._aio_channel()
+        stream = _Stream(interval_s)
+        call = gNMIStub(channel).Subscribe(metadata=self._metadata())
+        reader = asyncio.create_task(stream.read(call, request), name=f"gnmi-{self.switch.name}")
         silence = self.timeout_s
         try:
-            try:
-                stream.start(client, client._build_subscriptionrequest(
-                    _request("stream", paths, int(interval_s * 1e9)), target or None))
-            except Exception as exc:
-                raise _translate(exc, self.where, "Subscribe") from exc
             while True:
                 try:
                     batch = await asyncio.wait_for(stream.samples.get(), silence)
@@ -184,7 +185,10 @@ class GnmiClient:
                 yield batch
                 del batch  # not held (with its message) until the next sample
         finally:
-            self.close()
+            stream.end()
+            reader.cancel()
+            await channel.close()  # cancels the RPC at once
+            await asyncio.wait([reader])
 
     def _new_client(self) -> gNMIclient:
         options = self.switch.gnmi
@@ -194,14 +198,35 @@ class GnmiClient:
         if options.insecure:
             kwargs["insecure"] = True
         else:
-            ca_file = options.ca_file or _system_ca_file()
-            if not ca_file or not os.path.isfile(ca_file):
-                raise GnmiError(f"{self.where}: no CA file to verify the target "
-                                f"({ca_file or 'set gnmi.ca_file'})", "tls")
-            kwargs["path_cert"] = ca_file
+            kwargs["path_cert"] = self._ca_file()
             if options.server_name:
                 kwargs["override"] = options.server_name
         return gNMIclient(**kwargs)
+
+    def _aio_channel(self) -> grpc.aio.Channel:
+        """An asyncio channel to the target, built as pygnmi's ``connect()`` builds its own
+        from the arguments :meth:`_new_client` gives it."""
+        options = self.switch.gnmi
+        target = f"{self.switch.address}:{options.port}"
+        if options.insecure:
+            return grpc.aio.insecure_channel(target)
+        with open(self._ca_file(), "rb") as roots:
+            credentials = grpc.ssl_channel_credentials(roots.read())
+        override = [("grpc.ssl_target_name_override", options.server_name)] \
+            if options.server_name else []
+        return grpc.aio.secure_channel(target, credentials, override)
+
+    def _metadata(self) -> tuple[tuple[str, str], ...]:
+        """The credentials as pygnmi sends them with every call."""
+        options = self.switch.gnmi
+        return ("username", options.username), ("password", options.password.value)
+
+    def _ca_file(self) -> str:
+        ca_file = self.switch.gnmi.ca_file or _system_ca_file()
+        if not ca_file or not os.path.isfile(ca_file):
+            raise GnmiError(f"{self.where}: no CA file to verify the target "
+                            f"({ca_file or 'set gnmi.ca_file'})", "tls")
+        return ca_file
 
     def _open(self) -> gNMIclient:
         if self._client is None:
@@ -260,96 +285,60 @@ async def _in_thread(call: Callable[[], _T]) -> _T:
 
 
 class _Stream:
-    """One Subscribe RPC on pygnmi's channel: a thread reads its responses and hands them
-    to the event loop, which cuts them into samples (lists of notifications) and puts
-    them, or the error that ended the RPC, in ``samples``."""
+    """One Subscribe RPC read in the event loop: its responses are cut into samples (lists
+    of notifications), put in ``samples`` with, last, the error that ended the RPC."""
 
-    def __init__(self, loop: asyncio.AbstractEventLoop, interval_s: float, name: str) -> None:
+    def __init__(self, interval_s: float) -> None:
         self.samples: asyncio.Queue[list[Notification] | BaseException] = asyncio.Queue()
-        self._loop, self._name = loop, name
+        self._loop = asyncio.get_running_loop()
         self._settle, self._gap = min(interval_s / 2, 1.0), interval_s * 1e9 / 2
-        self._released = threading.Event()  # ends the request stream
         self._ended = False
-        # reader thread -> loop; the thread asks for a drain only when none is pending
-        self._incoming: collections.deque[SubscribeResponse | BaseException] = \
-            collections.deque()
-        self._draining = False
-        # loop only
         self._batch: list[Notification] = []
         self._stamp = 0
         self._last = 0.0
         self._timer: asyncio.TimerHandle | None = None
 
-    def start(self, client: gNMIclient, message: SubscribeRequest) -> None:
-        """Open the RPC with pygnmi's stub and credentials, and start reading it."""
-        released = self._released
-
-        def requests() -> Any:
-            yield message
-            released.wait()  # keep the client side open, as pygnmi's subscribe2 does
-
-        # pygnmi keeps the channel it opened and the call metadata (credentials) it
-        # sends private; its own Subscribe calls use this stub on them
-        channel = client._gNMIclient__channel  # type: ignore[attr-defined]
-        metadata = client._gNMIclient__metadata  # type: ignore[attr-defined]
-        call = gNMIStub(channel).Subscribe(requests(), metadata=metadata)
-        threading.Thread(target=self._read, args=(call,), name=f"gnmi-{self._name}",
-                         daemon=True).start()
-
-    def end(self) -> None:
-        """Stop reading; closing the channel cancels the RPC itself."""
-        self._ended = True
-        self._released.set()
-        if self._timer is not None:
-            self._timer.cancel()
-            self._timer = None
-
-    def _read(self, call: Any) -> None:
-        """Thread: every response of the RPC, then why it ended."""
+    async def read(self, call: grpc.aio.StreamStreamCall, request: SubscribeRequest) -> None:
+        """Send ``request`` on ``call`` (a Subscribe RPC), hand on its responses, then why
+        it ended. The client side stays open: ``done_writing`` is never sent."""
         try:
-            for response in call:
+            with contextlib.suppress(asyncio.InvalidStateError):  # ended: reading says why
+                await call.write(request)
+            async for response in call:
                 self._hand(response)
-        except Exception as exc:  # the RPC failed, or was cancelled by end()
+        except Exception as exc:  # the RPC failed
             self._hand(exc)
         else:
             self._hand(EOFError("the target ended the subscription"))
 
+    def end(self) -> None:
+        """Hand on nothing more."""
+        self._ended = True
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+
     def _hand(self, item: SubscribeResponse | BaseException) -> None:
         if self._ended:
             return
-        self._incoming.append(item)
-        if not self._draining:
-            self._draining = True
-            try:
-                self._loop.call_soon_threadsafe(self._drain)
-            except RuntimeError:  # the loop is gone: nobody is listening
-                self.end()
-
-    def _drain(self) -> None:
-        self._draining = False
-        incoming, batch, gap = self._incoming, self._batch, self._gap
-        while incoming and not self._ended:
-            item = incoming.popleft()
-            if isinstance(item, BaseException):
+        if isinstance(item, BaseException):
+            self._deliver()
+            self.samples.put_nowait(item)
+            self.end()
+            return
+        kind = item.WhichOneof("response")
+        if kind == "update":
+            notification = item.update
+            stamp = notification.timestamp
+            if self._batch and stamp and self._stamp and abs(stamp - self._stamp) >= self._gap:
                 self._deliver()
-                self.samples.put_nowait(item)
-                self.end()
-                return
-            kind = item.WhichOneof("response")
-            if kind == "update":
-                notification = item.update
-                stamp = notification.timestamp
-                if batch and stamp and self._stamp and abs(stamp - self._stamp) >= gap:
-                    self._deliver()
-                    batch = self._batch
-                if not batch or not self._stamp:
-                    self._stamp = stamp
-                batch.append(notification)
-            elif kind == "sync_response":
-                self._deliver(always=True)
-                batch = self._batch
+            if not self._batch or not self._stamp:
+                self._stamp = stamp
+            self._batch.append(notification)
+        elif kind == "sync_response":
+            self._deliver(always=True)
         self._last = self._loop.time()
-        if batch and self._timer is None and not self._ended:
+        if self._batch and self._timer is None:
             self._timer = self._loop.call_later(self._settle, self._quiet)
 
     def _quiet(self) -> None:

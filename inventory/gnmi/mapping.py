@@ -272,7 +272,7 @@ class CounterDecoder:
     def decode(self, notifications: Iterable[Any], received_at: float = 0.0
                ) -> list[PortCounters]:
         """The readings of one sample; ``received_at`` stands in for a missing timestamp."""
-        ports, paths, loads = _Ports(), self._paths, json.loads
+        ports, paths, loads = _Ports(), self._paths, _loads
         for n in notifications:
             timestamp, prefix = n.timestamp, n.prefix
             lead = prefix.SerializeToString() if prefix.elem else b""
@@ -625,6 +625,20 @@ def _parse_elems(elems: Iterable[Any]) -> tuple[str, tuple[str, ...]]:
             keys.extend(value for _, value in sorted(elem.key.items()))
     # interned: every switch's paths name the same containers and, mostly, ports
     return sys.intern("/".join(names)), tuple(sys.intern(key) for key in keys)
+
+
+_scan = json.JSONDecoder().scan_once
+
+
+def _loads(raw: bytes) -> Any:
+    """``json.loads(raw)``, calling the C scanner directly when ``raw`` is UTF-8 with no
+    whitespace around its value (as targets send it): half the cost for small values."""
+    try:
+        text = raw.decode()
+        value, end = _scan(text, 0)
+    except (ValueError, StopIteration):
+        return json.loads(raw)  # raises as it would have
+    return value if end == len(text) else json.loads(raw)
 
 
 def _neighbor(switch: str, port: str, fields: dict[str, Any]) -> LldpNeighborFact:

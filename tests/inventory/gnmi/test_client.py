@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import threading
 import time
 from collections.abc import Iterator
 from contextlib import aclosing, contextmanager
@@ -138,6 +139,42 @@ def test_a_stream_of_unparseable_updates_is_garbage_not_a_timeout(fabric: FactSe
     assert excinfo.value.kind == "garbage" and "could not be parsed" in str(excinfo.value)
 
 
+def test_streams_take_no_thread_and_leave_no_task_when_cancelled(fabric: FactSet) -> None:
+    """Streams run in the event loop: a fourth open stream has no more threads than the
+    first (the target's server threads aside), and cancelling them ends every task (gRPC's
+    own status task once the cancellation completes)."""
+    def client_threads() -> int:
+        return sum(not t.name.startswith(("ThreadPoolExecutor", "gnmi-call"))
+                   for t in threading.enumerate())
+
+    async def main(switch: SwitchConfig) -> tuple[list[int], set[asyncio.Task[Any]]]:
+        async def consume(seen: list[Any]) -> None:
+            async with aclosing(stream_counters(switch, 0.1)) as stream:
+                async for readings in stream:
+                    seen.append(readings)
+
+        tasks, threads = [], []
+        for _ in range(4):
+            seen: list[Any] = []
+            tasks.append(asyncio.create_task(consume(seen)))
+            while len(seen) < 2:
+                await asyncio.sleep(0.02)
+            threads.append(client_threads())
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+        for _ in range(50):
+            left = asyncio.all_tasks() - {asyncio.current_task()}
+            if not left:
+                break
+            await asyncio.sleep(0.01)
+        return threads, left
+
+    with serve(fabric) as switch:
+        threads, left = asyncio.run(main(switch))
+    assert threads == threads[:1] * 4 and not left
+
+
 @pytest.mark.filterwarnings("error::pytest.PytestUnhandledThreadExceptionWarning")
 def test_a_target_ending_the_stream_is_an_error_at_once(fabric: FactSet) -> None:
     async def collect(switch: SwitchConfig, target: GnmiTarget) -> list[Any]:
@@ -264,7 +301,7 @@ def test_stream_responses_are_cut_into_samples() -> None:
         return [n.timestamp / 1e9 for n in sample]
 
     async def cut() -> list[Any]:
-        stream = _Stream(asyncio.get_running_loop(), interval, "leaf01")
+        stream = _Stream(interval)
         for response in (note(1.0), note(1.0, "Ethernet2"), SubscribeResponse(sync_response=True),
                          note(1.2), note(1.2, "Ethernet2"), note(1.4), note(1.41)):
             stream._hand(response)
