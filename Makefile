@@ -9,14 +9,19 @@ STAMP := $(VENV)/.installed
 APT_PACKAGES := graphviz lldpd snmpd snmp iproute2 pmacct tshark prometheus
 EXAMPLE := examples/fabric-small
 
-.PHONY: demo test bench lint example system-deps clean
+.PHONY: demo tour test bench lint example system-deps clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --disable-pip-version-check -e '.[dev]'
 	touch $(STAMP)
 
+# The service against the emulated fabric of examples/scenarios/demo.yaml (about a minute).
 demo: $(STAMP)
+	$(BIN)/fabcorr demo --out out/demo
+
+# The CLI over the example fabric's files: inventory, topology, a synthetic sFlow capture.
+tour: $(STAMP)
 	PATH="$(CURDIR)/$(BIN):$$PATH" sh $(EXAMPLE)/demo.sh out
 
 test: $(STAMP) system-deps

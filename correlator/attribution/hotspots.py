@@ -10,8 +10,10 @@ A link direction is *hot* in an interval when one of its signals passes its thre
 - ``discards``: packets per second dropped (``in_discards`` for ``in``; ``out_discards``
   and egress queue drops for ``out``).
 
-After ``intervals`` hot intervals in a row the direction becomes a :class:`Hotspot`; it
-ends at the first interval that is not hot. Severity is ``critical`` when some signal is
+A direction of a cable between two switches is judged once, under its sender's ``out``
+(:func:`cable_direction`), on the signals of both ends (the larger of each). After
+``intervals`` hot intervals in a row the direction becomes a :class:`Hotspot`; it ends at
+the first interval that is not hot. Severity is ``critical`` when some signal is
 at least twice its threshold, else ``warning``. Culprits are the fewest top senders that
 make half the bytes; victims are every other job and tenant on the direction, and the
 jobs whose senders the CNPs seen on the reverse direction throttle. A direction's traffic
@@ -108,6 +110,19 @@ def signals(rates: Rates | None, direction: str) -> dict[str, float]:
     return found
 
 
+def cable_direction(peers: Mapping[str, str], port: str, direction: str) -> tuple[str, str]:
+    """One name for a direction of a cable between two switch ports: its sender's ``out``
+    (where the egress queue marks and drops). What a port receives from a host stays the
+    port's ``in``.
+
+    >>> peers = {"port:spine01/Ethernet1": "port:leaf01/Ethernet9"}
+    >>> cable_direction(peers, "port:spine01/Ethernet1", "in")
+    ('port:leaf01/Ethernet9', 'out')
+    """
+    peer = peers.get(port, "")
+    return (peer, OUT) if direction == IN and peer.startswith("port:") else (port, direction)
+
+
 def traffic_of(links: Mapping[tuple[str, str], LinkTraffic], port: str, direction: str,
                peer: str = "") -> LinkTraffic | None:
     """The traffic of one direction of a cable, from whichever end sampled it: what a port
@@ -148,9 +163,19 @@ class HotspotTracker:
     def update(self, attribution: Attribution, rates: Mapping[str, Rates]) -> list[Hotspot]:
         """Judge one interval; returns the hotspots active after it."""
         links = {(link.port, link.direction): link for link in attribution.links}
-        for key in set(links) | set(self._streaks) | _directions(rates):
+        peers = {link.port: link.peer for link in attribution.links if link.peer}
+        for port, peer in list(peers.items()):  # a port may only be known from its peer
+            if peer.startswith("port:"):
+                peers.setdefault(peer, port)
+        found_by: dict[tuple[str, str], dict[str, float]] = {}
+        for port, direction in set(links) | _directions(rates):
+            key = cable_direction(peers, port, direction)
+            merged = found_by.setdefault(key, {})
+            for kind, value in signals(rates.get(port), direction).items():
+                merged[kind] = max(value, merged.get(kind, value))
+        for key in set(found_by) | set(self._streaks):
             port, direction = key
-            found = signals(rates.get(port), direction)
+            found = found_by.get(key, {})
             hot = hot_kinds(found, self.limits)
             if not hot:
                 self._cool(key, attribution.start)
@@ -160,9 +185,10 @@ class HotspotTracker:
             for kind, ratio in hot.items():
                 streak.peak[kind] = max(ratio, streak.peak.get(kind, 0.0))
             if streak.count >= self.limits.intervals:
-                link = traffic_of(links, port, direction)
-                reverse = traffic_of(links, port, OUT if direction == IN else IN)
-                self.active[key] = self._hotspot(key, link, reverse, streak, found)
+                peer = peers.get(port, "")
+                link = traffic_of(links, port, direction, peer)
+                reverse = traffic_of(links, port, OUT if direction == IN else IN, peer)
+                self.active[key] = self._hotspot(key, peer, link, reverse, streak, found)
         return sorted(self.active.values(), key=lambda h: (h.port, h.direction))
 
     def _cool(self, key: tuple[str, str], at: float) -> None:
@@ -172,7 +198,7 @@ class HotspotTracker:
             self.ended.append(replace(hotspot, end=at))
             del self.ended[:-self._keep]
 
-    def _hotspot(self, key: tuple[str, str], link: LinkTraffic | None,
+    def _hotspot(self, key: tuple[str, str], peer: str, link: LinkTraffic | None,
                  reverse: LinkTraffic | None, streak: _Streak,
                  found: dict[str, float]) -> Hotspot:
         kinds = tuple(k for k in KINDS if k in streak.peak)
@@ -182,7 +208,7 @@ class HotspotTracker:
         jobs = link.jobs if link else ()
         culprits, victims = self._split(tenants)
         culprit_jobs, victim_jobs = self._split(jobs)
-        return Hotspot(key[0], key[1], link.peer if link else "", kinds, severity,
+        return Hotspot(key[0], key[1], peer, kinds, severity,
                        previous.start if previous else streak.start, None, dict(found),
                        culprits, culprit_jobs, victims, victim_jobs,
                        reverse.throttled if reverse else (), self._verdict(tenants))

@@ -8,6 +8,7 @@ from collections.abc import Sequence
 
 from correlator.cli import (
     attribute,
+    demo,
     discover,
     inventory,
     run,
@@ -19,7 +20,7 @@ from correlator.cli import (
 from correlator.cli.status import ExitStatus, Refused
 from inventory.errors import FabcorrError, NotFound
 
-COMMANDS = (topology, inventory, discover, sflow, attribute, traffic, run, simulate)
+COMMANDS = (topology, inventory, discover, sflow, attribute, traffic, run, demo, simulate)
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -1,4 +1,17 @@
-"""``fabcorr simulate``: synthetic fabrics for tests, benchmarks and trying fabcorr out."""
+"""``fabcorr simulate``: synthetic fabrics for tests, benchmarks and trying fabcorr out.
+
+``fabcorr simulate score --truth TRUTH.jsonl --log LOG [--hotspots FILE]`` scores what
+fabcorr reported for an emulated run against the run's ground truth
+(:mod:`simulator.truth`, :mod:`simulator.score`): the fraction of link-intervals (with
+at least ``--min-samples`` samples) where every tenant's true share lies in fabcorr's
+95 % interval, the mean share error, hotspot precision and recall against the hotspots
+the same thresholds find in the true signals, the top culprit tenant against the true
+top sender, and the time from onset to report. ``LOG`` is the service's attribution log
+or ``fabcorr attribute -o json``; hotspots come from ``--hotspots`` (``fabcorr hotspots
+-o json``, ``/api/v1/hotspots``), else from ``LOG``, else are recomputed from the log's
+utilization. Exit 0 when the targets are met (>= 95 % within, precision, recall and
+culprit accuracy 100 %), 1 when not, 2 on unreadable or misaligned input.
+"""
 
 from __future__ import annotations
 
@@ -7,7 +20,10 @@ import sys
 from dataclasses import replace
 from pathlib import Path
 
-from correlator.cli.options import add_snapshot
+from correlator.attribution.hotspots import Thresholds
+from correlator.cli.cells import link_name
+from correlator.cli.options import add_format, add_snapshot
+from correlator.cli.printers import Block, Fields, Table, emit
 from correlator.cli.status import ExitStatus
 from inventory.errors import ConfigError
 from inventory.factfile import write_facts
@@ -15,9 +31,14 @@ from simulator.generator import FabricSpec, generate_facts
 from simulator.kube_objects import cluster_objects, write_kubectl_dump
 from simulator.ladder import LADDER, ladder_spec, synthetic_jobs
 from simulator.pcap import write_pcap
+from simulator.reported import read_hotspots, read_log, recompute_hotspots
+from simulator.score import Report, ScoreError
+from simulator.score import score as score_run
 from simulator.sflow_run import capture as sflow_capture
 from simulator.spec import load_capture_spec, load_fabric_spec
+from simulator.truth import read_truth
 from topology.build import build_graph
+from topology.schema import id_name
 from topology.snapshot import load_snapshot, save_snapshot
 
 
@@ -63,6 +84,116 @@ def register(commands: argparse._SubParsersAction) -> None:
                          help="destination of the datagrams in the pcap (default "
                          "192.0.2.99:6343)")
     capture.set_defaults(run=_capture)
+    _register_score(sub)
+
+
+def _register_score(sub: argparse._SubParsersAction) -> None:
+    score = sub.add_parser(
+        "score", help="score what fabcorr reported against an emulated run's ground truth",
+        description="Compare fabcorr's attribution and hotspots with the ground truth of "
+        "an emulated run: per link-interval, whether every tenant's true share lies in "
+        "fabcorr's 95 % interval (link directions with at least --min-samples samples); "
+        "hotspot precision and recall (same port direction, overlapping in time); whether "
+        "the top culprit tenant is the true top sender; the time from onset to report. "
+        "Exit 0 when >= 95 % of link-intervals are within and precision, recall and "
+        "culprit accuracy are 100 %, 1 otherwise, 2 on unreadable or misaligned input.")
+    score.add_argument("--truth", required=True, metavar="FILE",
+                       help="ground truth, JSON lines (simulator.truth)")
+    score.add_argument("--log", required=True, metavar="FILE",
+                       help="fabcorr's attribution log (JSON lines of `fabcorr run`) or the "
+                       "output of `fabcorr attribute -o json`")
+    score.add_argument("--hotspots", metavar="FILE",
+                       help="the hotspots fabcorr reported (`fabcorr hotspots -o json`, "
+                       "/api/v1/hotspots); default: those of --log, else recomputed from "
+                       "the log's utilization")
+    score.add_argument("--min-samples", type=int, default=100, metavar="N",
+                       help="link directions with fewer samples are not scored (default 100)")
+    limits, default = score.add_argument_group("hotspot thresholds"), Thresholds()
+    for option, field, help_text in (("--utilization", "utilization", "utilization 0..1"),
+                                     ("--pfc", "pfc_per_s", "PFC pause frames/s"),
+                                     ("--ecn", "ecn_per_s", "ECN-marked packets/s"),
+                                     ("--discards", "discards_per_s", "discards/s")):
+        limits.add_argument(option, dest=field, type=float, default=getattr(default, field),
+                            metavar="RATIO" if field == "utilization" else "PER_S",
+                            help=f"{help_text} (default {getattr(default, field):g})")
+    limits.add_argument("--hot-intervals", dest="intervals", type=int,
+                        default=default.intervals, metavar="N",
+                        help="hot intervals in a row that make a hotspot "
+                        f"(default {default.intervals})")
+    add_format(score)
+    score.set_defaults(run=_score)
+
+
+def _score(args: argparse.Namespace) -> ExitStatus:
+    if args.min_samples < 1:
+        raise ConfigError("--min-samples", "", f"must be >= 1, not {args.min_samples}")
+    limits = Thresholds(args.utilization, args.pfc_per_s, args.ecn_per_s,
+                        args.discards_per_s, args.intervals).validate()
+    truth = read_truth(args.truth)
+    attributions, hotspots = read_log(args.log)
+    if args.hotspots:
+        hotspots = read_hotspots(args.hotspots)
+    source = "reported" if hotspots is not None else "recomputed from the log's utilization"
+    if hotspots is None:
+        hotspots = recompute_hotspots(attributions, limits)
+    try:
+        report = score_run(truth, attributions, hotspots, limits, args.min_samples)
+    except ScoreError as exc:
+        raise ConfigError(args.log, "", str(exc)) from None
+    emit(report, lambda r, _: _score_blocks(r, source), args.output, sys.stdout)
+    return ExitStatus.OK if report.passed else ExitStatus.DIFFERS
+
+
+_MISSES_SHOWN = 20
+
+
+def _score_blocks(report: Report, source: str) -> list[Block]:
+    onset = report.onset_to_report_s
+    fields = Fields([
+        ("Link-intervals", f"{report.link_intervals} with >= {report.min_samples} samples"
+         + (f" ({report.ignored_intervals} intervals outside the truth)"
+            if report.ignored_intervals else "")),
+        ("Within 95% bound", "-" if report.within_fraction is None else
+         f"{report.within_fraction:.1%} ({report.within})"),
+        ("Mean share error", "-" if report.mean_share_error is None else
+         f"{report.mean_share_error:.2%}"),
+        ("Hotspots", f"{len(report.true_hotspots)} true, {len(report.reported_hotspots)} "
+         f"{source}"),
+        ("Precision", f"{report.precision:.0%}"), ("Recall", f"{report.recall:.0%}"),
+        ("Culprit top-1", f"{report.culprit_accuracy:.0%}"),
+        ("Onset to report", f"{sum(onset) / len(onset):.0f} s mean, {max(onset):.0f} s max"
+         if onset else "-"),
+        ("Verdict", "pass" if report.passed else "FAIL: " + "; ".join(report.failures))])
+    matched = {(m.port, m.direction, m.true_start): m for m in report.matches}
+    rows = []
+    for true in report.true_hotspots:
+        m = matched.get((true.port, true.direction, true.start))
+        rows.append([link_name(true.port), true.direction, f"{true.start:.0f}",
+                     *([f"{m.reported_start:.0f}", f"{m.onset_to_report_s:.0f} s",
+                        _name(m.culprit), _name(m.true_culprit)] if m
+                       else ["missed", "", "", ""]), "down" if true.down else ""])
+    found = {(m.port, m.direction, m.reported_start) for m in report.matches}
+    rows += [[link_name(r.port), r.direction, "false", f"{r.start:.0f}", "", "", "", ""]
+             for r in report.reported_hotspots if (r.port, r.direction, r.start) not in found]
+    blocks: list[Block] = [fields, Table(
+        ["link", "dir", "true start", "reported start", "onset to report", "culprit",
+         "true culprit", "switch"], rows, "Hotspots")]
+    if report.misses:
+        title = "Shares outside the 95% bound" + (
+            f" (first {_MISSES_SHOWN} of {len(report.misses)})"
+            if len(report.misses) > _MISSES_SHOWN else "")
+        blocks.append(Table(["link", "dir", "start", "samples", "tenant", "share (95%)",
+                             "true share"],
+                            [[link_name(x.port), x.direction, f"{x.start:.0f}", x.samples,
+                              _name(x.tenant), f"{x.share:.1%} ({x.share_low:.1%}-"
+                              f"{x.share_high:.1%})", f"{x.true_share:.1%}"]
+                             for x in report.misses[:_MISSES_SHOWN]], title))
+    return blocks
+
+
+def _name(node: str | None) -> str:
+    """``team-a`` for ``tenant:team-a``; names that are no node ID as they are."""
+    return (id_name(node) or node) if node else "-"
 
 
 def _capture(args: argparse.Namespace) -> ExitStatus:

@@ -23,7 +23,7 @@ from inventory.counters import (
 )
 from inventory.errors import ConfigError
 
-__all__ = ["RateConfig", "RateTracker", "Rates", "Skip", "ceiling"]
+__all__ = ["RateConfig", "RateTracker", "RateWindow", "Rates", "Skip", "ceiling"]
 
 OCTET_COUNTERS = frozenset({"in_octets", "out_octets"})
 PACKET_COUNTERS = (frozenset(INTERFACE_COUNTERS) - OCTET_COUNTERS
@@ -234,3 +234,44 @@ def _utilization(octets_per_second: float | None, speed_bps: int | None) -> floa
     if octets_per_second is None or not speed_bps:
         return None
     return octets_per_second * 8 / speed_bps
+
+
+class RateWindow:
+    """Successive :class:`Rates` of one port over a longer window (an attribution
+    interval), averaged by the time each covers: short readings keep wraps and resets
+    visible, the window smooths when the counters happen to be read.
+
+    >>> w = RateWindow()
+    >>> w.add(Rates("leaf01", "Ethernet1", 11.0, 1.0, {"in_octets": 100.0}, {}, speed_bps=800))
+    >>> w.add(Rates("leaf01", "Ethernet1", 14.0, 3.0, {"in_octets": 20.0}, {}, speed_bps=800))
+    >>> r = w.rates(14.0)
+    >>> r.per_second, r.interval_s, r.in_utilization
+    ({'in_octets': 40.0}, 4.0, 0.4)
+    """
+
+    __slots__ = ("_last", "_seconds", "_sums")
+
+    def __init__(self) -> None:
+        self._sums: dict[str, float] = {}
+        self._seconds: dict[str, float] = {}
+        self._last: Rates | None = None
+
+    def add(self, rates: Rates) -> None:
+        span = rates.interval_s
+        for name, value in rates.per_second.items():
+            self._sums[name] = self._sums.get(name, 0.0) + value * span
+            self._seconds[name] = self._seconds.get(name, 0.0) + span
+        self._last = rates
+
+    def rates(self, at: float) -> Rates | None:
+        """The window's rates (None when nothing was added)."""
+        last = self._last
+        if last is None:
+            return None
+        per_second = {n: total / self._seconds[n] for n, total in self._sums.items()
+                      if self._seconds[n] > 0}
+        speed = last.speed_bps
+        return Rates(last.switch, last.port, at, max(self._seconds.values(), default=0.0),
+                     per_second, dict(last.skipped), speed_bps=speed,
+                     in_utilization=_utilization(per_second.get("in_octets"), speed),
+                     out_utilization=_utilization(per_second.get("out_octets"), speed))

@@ -4,10 +4,12 @@ Every metric has the ``fabcorr_`` prefix, base units, ``_total`` for counters an
 ``_info`` for join metrics. Label sets are bounded by the fabric, not by traffic: link
 directions x tenants / jobs / top-K pods, never pod pairs (:data:`METRICS` lists them
 with their labels). A link is ``switch`` + ``port``, ``direction`` ``in`` (what the port
-receives) or ``out`` (what it sends); its ``tier`` (``host``, ``leaf-spine``,
-``spine-super-spine``) and peer are labels of ``fabcorr_link_speed_bytes_per_second``
-only, to join on: every label costs on every scrape. Congestion rates that are 0 are left
-out, and share ratios are only given where several groups share a direction.
+receives) or ``out`` (what it sends); the traffic of a cable between two switches is
+named by its sender's ``out``, wherever it was sampled, as hotspots are. The cable's
+``tier`` (``host``, ``leaf-spine``, ``spine-super-spine``) and peer are labels of
+``fabcorr_link_speed_bytes_per_second`` only, to join on: every label costs on every
+scrape. Congestion rates that are 0 are left out, and share ratios are only given where
+several groups share a direction.
 
 The exposition of a view is rendered once and served to every scrape until the next
 interval replaces the view (:class:`Exposition`).
@@ -22,6 +24,7 @@ from prometheus_client import CollectorRegistry, generate_latest
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
 
 from correlator.attribution.attribute import LinkTraffic
+from correlator.attribution.hotspots import cable_direction
 from correlator.collect.rates import Rates
 from correlator.service.state import View
 from correlator.service.traffic import fabric_totals, plain
@@ -209,11 +212,15 @@ def _attribution(fabric: FabricGraph, places: dict[str, tuple[str, str, str, int
     attribution = view.attribution
     assert attribution is not None
     seconds = attribution.seconds or 1.0
+    peers = fabric.cached(_switch_peers)
     for link in attribution.links:
-        place = places.get(link.port)
-        if place is None or not link.samples:
+        if not link.samples:
             continue
-        labels = [place[0], place[1], link.direction]
+        port, direction = cable_direction(peers, link.port, link.direction)
+        place = places.get(port)
+        if place is None:
+            continue
+        labels = [place[0], place[1], direction]
         f["fabcorr_link_samples"].add_metric(labels, link.samples)
         _shares(link, labels, seconds, f)
         for share in link.jobs:
@@ -296,6 +303,16 @@ def _places(fabric: FabricGraph) -> dict[str, tuple[str, str, str, int]]:
         tier = next((edge.get(TIER, "") for edge in graph.adj[port].values()
                      if edge[KIND] == EdgeKind.CABLED), "")
         found[port] = (attrs["switch"], attrs["name"], tier, attrs.get("speed_bps") or 0)
+    return found
+
+
+def _switch_peers(fabric: FabricGraph) -> dict[str, str]:
+    """Switch port -> the switch port at the far end of its cable."""
+    found = {}
+    for port in fabric.nodes_of(NodeKind.PORT):
+        peer = fabric.peer(port)
+        if peer is not None and fabric.kind(peer) == NodeKind.PORT:
+            found[port] = peer
     return found
 
 

@@ -32,7 +32,7 @@ from correlator.attribution.attribute import Attribution, attribute
 from correlator.attribution.hotspots import HotspotTracker
 from correlator.cli.printers import to_data
 from correlator.collect.collector import Collector
-from correlator.collect.rates import RateConfig, Rates, RateTracker
+from correlator.collect.rates import RateConfig, Rates, RateTracker, RateWindow
 from correlator.replay import interface_reading
 from correlator.service.config import ServiceConfig
 from correlator.service.exporter import Exposition
@@ -64,7 +64,8 @@ class Service:
         self.exposition = Exposition(lambda: self.view)
         self._tracker = HotspotTracker(config.thresholds)
         self._rates: dict[tuple[str, str, str], RateTracker] = {}
-        self._latest: dict[str, Rates] = {}  # port ID -> telemetry rates
+        self._latest: dict[str, Rates] = {}  # port ID -> telemetry rates, last interval
+        self._windows: dict[str, RateWindow] = {}  # port ID -> this interval's so far
         self._sflow_latest: dict[str, Rates] = {}  # port ID -> rates from sFlow counters
         self._totals = Totals()
         self._collector: Collector | None = None
@@ -202,11 +203,21 @@ class Service:
     # -- counters -----------------------------------------------------------------------
 
     def _readings(self, readings: list[PortCounters]) -> None:
-        """Collector sink: counter readings of one switch."""
+        """Collector sink: counter readings of one switch, summed into the interval."""
         for reading in readings:
             rates = self._rate("telemetry", reading)
             if rates is not None:
-                self._latest[port_id(reading.switch, reading.port)] = rates
+                port = port_id(reading.switch, reading.port)
+                self._windows.setdefault(port, RateWindow()).add(rates)
+
+    def _interval_rates(self, at: float) -> None:
+        """Each port's rates over the interval that ends ``at`` (ports without readings in
+        it keep their last ones)."""
+        windows, self._windows = self._windows, {}
+        for port, window in windows.items():
+            rates = window.rates(at)
+            if rates is not None:
+                self._latest[port] = rates
 
     def _rate(self, source: str, reading: PortCounters) -> Rates | None:
         """Rates from ``reading``, tracked per source: telemetry and sFlow counter samples
@@ -259,6 +270,7 @@ class Service:
             fabric = self.view.fabric
             began = time.perf_counter()
             self._sflow_counters(fabric, interval)
+            self._interval_rates(interval.end)
             rates = {**self._sflow_latest, **self._latest}
             result = await asyncio.to_thread(attribute, fabric, interval, rates,
                                              self.config.top_pods)

@@ -194,19 +194,23 @@ def test_ip_reuse_hands_the_ip_and_its_bytes_to_the_new_pod():
         for key in truth.bytes:
             if key.pod in (reuse.old, reuse.new):
                 owners[truth.start - model.start].add((key.tenant, key.job, key.pod))
-    assert owners[30.0] == {("team-a", "team-a/eval", reuse.old)}
-    assert owners[40.0] == {("team-b", "team-b/bert-large", reuse.new)}
+    before = reuse.at - scenario.interval_s
+    assert owners[before] == {("team-a", "team-a/eval", reuse.old)}
+    assert owners[reuse.at] == {("team-b", "team-b/bert-large", reuse.new)}
     assert len(facts.pod_interfaces) == len(model.facts.pod_interfaces) + 2
 
 
 def test_demo_noisy_tenant_makes_one_congested_uplink():
-    model = TrafficModel(load_scenario(SCENARIOS / "demo.yaml"))
+    scenario = load_scenario(SCENARIOS / "demo.yaml")
+    noisy = scenario.events[0]
+    model = TrafficModel(scenario)
     snapshots = _run(model)
     marked = {p for p, v in snapshots[-1].items() if v["queue_ecn_marked/3"]}
     assert marked == {("leaf01", "Ethernet9")}
-    assert snapshots[20][("leaf01", "Ethernet9")]["queue_ecn_marked/3"] == 0  # noisy at 20
+    assert snapshots[noisy.at][("leaf01", "Ethernet9")]["queue_ecn_marked/3"] == 0
+    after = next(t for t in model.truth if t.start >= model.start + noisy.at)
     tenants: Counter = Counter()
-    for key, octets in model.truth[3].bytes.items():
+    for key, octets in after.bytes.items():
         if (key.switch, key.port, key.direction) == ("leaf01", "Ethernet9", "out"):
             tenants[key.tenant] += octets
     assert tenants.most_common(1)[0][0] == "team-c"

@@ -69,15 +69,30 @@ def test_one_hot_interval_is_not_enough_and_a_break_restarts_the_count(fabric):
     assert results == [[], [], []] and tracker.ended == []
 
 
-@pytest.mark.parametrize(("signal", "direction", "kind"), [
-    ("queue_ecn_marked/UC3", "out", "ecn"), ("out_discards", "out", "discards"),
-    ("queue_dropped/UC3", "out", "discards"), ("in_discards", "in", "discards"),
-    ("pfc_tx_pause/3", "in", "pfc")])
-def test_each_counter_family_makes_its_own_direction_hot(fabric, signal, direction, kind):
+@pytest.mark.parametrize(("signal", "hot", "kind"), [
+    ("queue_ecn_marked/UC3", (UPLINK, "out"), "ecn"),
+    ("out_discards", (UPLINK, "out"), "discards"),
+    ("queue_dropped/UC3", (UPLINK, "out"), "discards"),
+    # what leaf01's uplink receives is what spine01 sends: judged as spine01's out
+    ("in_discards", ("port:spine01/Ethernet1", "out"), "discards"),
+    ("pfc_tx_pause/3", ("port:spine01/Ethernet1", "out"), "pfc")])
+def test_each_counter_family_makes_its_own_direction_hot(fabric, signal, hot, kind):
     tracker = HotspotTracker(Thresholds(intervals=1))
     rates = _rates(T0 + 10, 0.1, **{signal: 5000.0})
-    (hot,) = _step(tracker, fabric, T0, rates, _traffic())
-    assert (hot.direction, hot.kinds) == (direction, (kind,))
+    (found,) = _step(tracker, fabric, T0, rates, _traffic())
+    assert ((found.port, found.direction), found.kinds) == (hot, (kind,))
+
+
+def test_both_ends_of_a_cable_make_one_hotspot_with_the_signals_of_both(fabric):
+    """spine01 sees the uplink busy on its receive counters, leaf01 marks ECN sending."""
+    spine = "port:spine01/Ethernet1"
+    rates = {UPLINK: Rates("leaf01", "Ethernet3", T0 + 10, 10.0,
+                           {"queue_ecn_marked/3": 5000.0}, {}, out_utilization=0.5),
+             spine: Rates("spine01", "Ethernet1", T0 + 10, 10.0, {}, {},
+                          in_utilization=0.93)}
+    (hot,) = _step(HotspotTracker(Thresholds(intervals=1)), fabric, T0, rates, _traffic())
+    assert (hot.port, hot.direction, hot.kinds) == (UPLINK, "out", ("utilization", "ecn"))
+    assert hot.signals == {"utilization": 0.93, "ecn": 5000.0}
 
 
 def test_a_dominant_tenant_alone_is_no_noisy_neighbour(fabric):
@@ -124,3 +139,17 @@ def test_culprits_are_the_fewest_top_senders_making_half_the_bytes(fabric):
                    _rates(T0 + 10, 0.9), three)
     assert [s.name for s in hot.culprits] == ["tenant:a", "tenant:b"]  # 40 %, then 75 %
     assert hot.victims == ()  # the unattributed 25 % is nobody's
+
+
+def test_a_hotspot_on_a_port_known_only_from_its_peer_still_names_the_culprits(fabric):
+    """Only spine01 reports here: its receive counters and its samples of the uplink."""
+    spine = "port:spine01/Ethernet1"
+    rates = {spine: Rates("spine01", "Ethernet1", T0 + 10, 10.0, {}, {}, in_utilization=0.9)}
+    samples = [s._replace(source_index=1001, input=1001, output=1002)
+               for s in flows(A0, A1, 30) + flows(B0, B1, 10)]
+    acc = Accumulator(T0)
+    acc.add(datagram(samples, agent=bytes([127, 1, 0, 3])), T0 + 1)
+    (hot,) = HotspotTracker(Thresholds(intervals=1)).update(
+        attribute(fabric, acc.take(T0 + 10), rates), rates)
+    assert (hot.port, hot.direction, hot.peer) == (UPLINK, "out", spine)
+    assert [(s.name, s.samples) for s in hot.culprits] == [("tenant:a", 30)]

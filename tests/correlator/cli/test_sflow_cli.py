@@ -192,7 +192,7 @@ def test_the_example_capture_names_the_noisy_tenant_and_its_victims(capsys, tmp_
     result = json.loads(capsys.readouterr().out)
     (hot,) = result["hotspots"]
     assert (hot["port"], hot["direction"], hot["kinds"], hot["end"]) == (
-        "port:spine01/Ethernet1", "in", ["utilization"], None)
+        "port:leaf01/Ethernet5", "out", ["utilization"], None)
     assert [s["name"] for s in hot["culprits"]] == ["tenant:team-a"]
     assert [s["name"] for s in hot["culprit_jobs"]] == ["job:team-a/llm-pretrain"]
     assert [s["name"] for s in hot["victims"]] == ["tenant:team-b"]

@@ -38,8 +38,8 @@ def test_hotspots_name_the_culprit_the_victim_and_whom_the_cnps_throttle(view):
     status, (hot,) = get(view, "/api/v1/hotspots")
     assert status == 200
     assert (hot["port"], hot["direction"], hot["peer"], hot["kinds"], hot["severity"],
-            hot["start"], hot["end"]) == ("port:spine01/Ethernet1", "in",
-                                          "port:leaf01/Ethernet5", ["utilization"], "warning",
+            hot["start"], hot["end"]) == ("port:leaf01/Ethernet5", "out",
+                                          "port:spine01/Ethernet1", ["utilization"], "warning",
                                           T0, None)
     assert hot["signals"] == {"utilization": 0.87654, "discards": 0.0}
     assert _names(hot["culprits"]) == ["tenant:team-a"]

@@ -69,7 +69,7 @@ def test_metrics_are_the_exposition_of_the_current_view(serve, view):
     status, headers, body = fetch(f"http://127.0.0.1:{server.port}/metrics")
     assert (status, headers["Content-Type"]) == (200, METRICS_TYPE)
     assert body == Exposition(current).render()
-    assert b'fabcorr_hotspot_active{direction="in",kinds="utilization"' in body
+    assert b'fabcorr_hotspot_active{direction="out",kinds="utilization"' in body
 
 
 def test_probes_and_readiness(serve, view):

@@ -55,8 +55,8 @@ MACROS = {"__rate_interval": "1m", "__interval": "15s", "__interval_ms": "15000"
           "__range": "1h", "__range_s": "3600", "__range_ms": "3600000"}
 # The alerts the fixture must raise (alert name, identifying labels), and no other.
 EXPECTED_ALERTS = {
-    ("FabcorrHotspotActive", (("direction", "in"), ("port", "Ethernet1"),
-                              ("switch", "spine01"))),
+    ("FabcorrHotspotActive", (("direction", "out"), ("port", "Ethernet5"),
+                              ("switch", "leaf01"))),
     ("FabcorrNoisyNeighbour", (("tenant", "team-a"),)),
     ("FabcorrCollectorDown", (("switch", DOWN),)),
     ("FabcorrSflowLoss", ()),
@@ -433,12 +433,12 @@ def test_exactly_the_injected_conditions_alert(server):
     assert hotspot["labels"]["severity"] == "warning"
     assert hotspot["labels"]["kinds"] == "utilization"
     description = hotspot["annotations"]["description"]
-    assert re.search(r"It is the leaf-spine cable to leaf01:Ethernet5\. Culprits: "
+    assert re.search(r"It is the leaf-spine cable to spine01:Ethernet1\. Culprits: "
                      r"team-a 8\d(\.\d+)?%; victims: team-b 1\d(\.\d+)?%\.", description), \
         description
     noisy = alerts["FabcorrNoisyNeighbour"]
     assert noisy["value"] in ("1", "1e+00")
-    assert re.search(r"use: spine01:Ethernet1 in \(8\d", noisy["annotations"]["description"])
+    assert re.search(r"use: leaf01:Ethernet5 out \(8\d", noisy["annotations"]["description"])
     down = alerts["FabcorrCollectorDown"]
     assert down["labels"]["protocol"] == "gnmi"
     description = down["annotations"]["description"]

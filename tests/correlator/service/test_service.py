@@ -43,7 +43,7 @@ def test_discovery_telemetry_and_sflow_come_together_in_the_metrics(service):
     service.wait_for(lambda: (_value(service.metrics(), "fabcorr_sflow_samples_total",
                                      type="flow") or 0) > 0, 10, "counting samples")
     service.wait_for(lambda: _value(service.metrics(), "fabcorr_link_tenant_bytes_per_second",
-                                    switch="spine01", port="Ethernet1", direction="in",
+                                    switch="leaf01", port="Ethernet5", direction="out",
                                     tenant="team-a"), 10, "attributing")
 
 

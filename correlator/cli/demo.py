@@ -1,0 +1,287 @@
+"""``fabcorr demo``: the real service against an emulated fabric on loopback.
+
+The scenario's switches become gNMI targets whose counters follow its traffic model; the
+cluster side is written as a fact file; ``fabcorr run`` starts as a child process and
+discovers the switches, streams their counters and receives the sFlow the model's agents
+send in real time. The demo follows the service through its API: one line per
+attributed interval, each new hotspot with its culprits, victims and their confidence.
+When the scenario's traffic is over it writes the topology exports and the ground truth
+and scores the service against it, then keeps the service up until Ctrl-C or
+``--duration``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from correlator.attribution.hotspots import Thresholds
+from correlator.cli.status import ExitStatus
+from inventory.errors import SourceError
+
+DEFAULT_SCENARIO = Path(__file__).parents[2] / "examples" / "scenarios" / "demo.yaml"
+_PASSWORD_ENV = "FABCORR_DEMO_GNMI_PASSWORD"
+_SETUP_S = 5.0  # the service discovers the switches and gets ready well within this
+EXPORTS = {"graphml": "fabric.graphml", "gexf": "fabric.gexf", "json": "fabric.json",
+           "dot": "fabric.dot", "cytoscape": "fabric.cytoscape.json"}
+
+
+def register(commands: argparse._SubParsersAction) -> None:
+    """Add ``fabcorr demo``."""
+    parser = commands.add_parser(
+        "demo", help="run the service against an emulated fabric (what `make demo` runs)",
+        description=__doc__.split("\n\n")[1].replace("\n", " ") + " Exit 0 when the "
+        "service met every accuracy target, 1 when not.")
+    parser.add_argument("--scenario", default=str(DEFAULT_SCENARIO), metavar="FILE",
+                        help="scenario (YAML, see examples/scenarios/; default demo.yaml)")
+    parser.add_argument("--out", default="out/demo", metavar="DIR",
+                        help="where the config, facts, snapshot, exports, attribution log "
+                        "and ground truth go (default out/demo)")
+    parser.add_argument("--listen", default="127.0.0.1:9460", metavar="HOST:PORT",
+                        help="metrics and API of the service (default 127.0.0.1:9460)")
+    parser.add_argument("--duration", type=float, default=None, metavar="SECONDS",
+                        help="stop this long after the start (default: when the scenario's "
+                        "traffic is over; 0: keep serving until Ctrl-C)")
+    parser.set_defaults(run=_demo)
+
+
+def _demo(args: argparse.Namespace) -> ExitStatus:
+    from simulator.emulator import EmulatedFabric
+    from simulator.scenario import load_scenario
+    from simulator.traffic import TrafficModel
+    from simulator.truth import TruthRecorder
+
+    began = time.monotonic()
+    scenario = load_scenario(args.scenario)
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    interval = scenario.interval_s
+    # traffic starts on an interval boundary once the service is up: the fact file written
+    # for it names the moment a fixed IP changes owner, so the start is fixed now
+    start = (int((time.time() + _SETUP_S) / interval) + 1) * interval
+    model = TrafficModel(scenario, start=start)
+    truth = TruthRecorder(model, keep_readings=False)
+    fabric = EmulatedFabric(model, password="demo-only").start()
+    service: subprocess.Popen | None = None
+    try:
+        names = sorted(fabric.targets)
+        _say(f"fabcorr demo: {args.scenario}: {scenario.seconds} s of traffic on "
+             f"{len(model.facts.nodes)} nodes, {len(names)} switches, "
+             f"{len(scenario.traffic)} jobs of {len({j.tenant for j in scenario.traffic})} "
+             f"tenants, sampling 1:{scenario.sampling_rate}, {interval:g} s intervals")
+        _say("emulated switches (gNMI, EOS profile): "
+             + ", ".join(f"{n} {t.address}" for n, t in sorted(fabric.targets.items())))
+        sflow_port = _free_udp_port()
+        config = _config(fabric, out, args.listen, sflow_port, interval)
+        service = _start_service(config, out / "service.log")
+        url = f"http://{args.listen}"
+        ready = _wait_ready(url, service, out / "service.log")
+        summary = _get(url, "/api/v1/topology/summary")
+        _say(f"fabcorr run ready after {ready:.1f} s: {_counted(summary)}; metrics "
+             f"{url}/metrics, API {url}/api/v1/, log {out / 'service.log'}")
+        if time.time() > start:
+            raise SourceError(f"fabcorr run took {ready:.1f} s to get ready, past the "
+                              "traffic's start: a slow machine? try again")
+        _say(f"traffic starts at {time.strftime('%H:%M:%S', time.localtime(start))}; "
+             "one line per attributed interval")
+        _wait_until(start)
+        fabric.run_in_background(("127.0.0.1", sflow_port), lambda _: truth.observe())
+        _follow(url, fabric, start, began)
+        if fabric.error is not None:
+            raise fabric.error
+        passed = _finish(out, url, model, truth.records, began)
+        _serve_on(args.duration, began, url)
+    except KeyboardInterrupt:
+        _say("interrupted")
+        passed = True
+    finally:
+        fabric.stop()
+        if service is not None:
+            _stop_service(service)
+    return ExitStatus.OK if passed else ExitStatus.DIFFERS
+
+
+def _config(fabric: Any, out: Path, listen: str, sflow_port: int, interval: float) -> Path:
+    facts = out / "cluster-facts.yaml"
+    fabric.write_cluster_facts(facts)
+    log = out / "attribution.jsonl"
+    log.unlink(missing_ok=True)
+    config = {"switches": fabric.switch_config(_PASSWORD_ENV),
+              "service": {"listen": listen},
+              "topology": {"facts": [str(facts)], "discover_every_s": 0,
+                           "save": str(out / "topology.json")},
+              "telemetry": {"interval_s": 1.0},
+              "sflow": {"listen": f"127.0.0.1:{sflow_port}"},
+              "attribution": {"interval_s": interval, "log": str(log)}}
+    path = out / "fabcorr.yaml"
+    path.write_text(yaml.safe_dump(config, sort_keys=False))
+    return path
+
+
+def _start_service(config: Path, log: Path) -> subprocess.Popen:
+    env = {**os.environ, _PASSWORD_ENV: "demo-only"}
+    with log.open("w") as stream:
+        return subprocess.Popen(
+            [sys.executable, "-c", "import sys; from correlator.cli.main import main; "
+             "sys.exit(main())", "run", "--config", str(config)],
+            stdout=subprocess.DEVNULL, stderr=stream, env=env)
+
+
+def _wait_ready(url: str, service: subprocess.Popen, log: Path, timeout: float = 60) -> float:
+    began = time.monotonic()
+    while time.monotonic() - began < timeout:
+        if service.poll() is not None:
+            raise SourceError(f"fabcorr run exited ({service.returncode}): "
+                              + log.read_text()[-2000:])
+        try:
+            if _get(url, "/api/v1/status").get("ready"):
+                return time.monotonic() - began
+        except OSError:  # not listening yet
+            pass
+        time.sleep(0.2)
+    raise SourceError(f"fabcorr run not ready after {timeout:g} s; see {log}")
+
+
+def _follow(url: str, fabric: Any, start: float, began: float) -> None:
+    """One line per attributed interval until the traffic is over; new hotspots in full."""
+    seen_interval, seen_hot = None, set()
+    first_hot: float | None = None
+    while not fabric.finished.wait(0.5):
+        status = _get(url, "/api/v1/status")
+        interval = status.get("interval")
+        if not interval or interval["start"] == seen_interval:
+            continue
+        seen_interval = interval["start"]
+        hotspots = [h for h in _get(url, "/api/v1/hotspots") if h["end"] is None]
+        down = sorted(n for n, h in status["collectors"].items() if not h["up"])
+        _say(f"  +{interval['start'] + interval['seconds'] - start:4.0f} s  "
+             f"{interval['samples']:6,} samples on {interval['link_directions']} link "
+             f"directions, {status['ports_with_rates']} ports with counter rates, "
+             f"{len(hotspots)} hotspot(s) active"
+             + (f"; not answering: {', '.join(down)}" if down else ""))
+        for hot in hotspots:
+            key = (hot["port"], hot["direction"], hot["start"])
+            if key not in seen_hot:
+                seen_hot.add(key)
+                first_hot = first_hot or time.monotonic() - began
+                _say(_hotspot(hot, start, first_hot))
+
+
+def _hotspot(hot: dict[str, Any], start: float, after: float) -> str:
+    def shares(items: list[dict[str, Any]]) -> str:
+        return ", ".join(f"{_plain(s['name'])} {s['share']:.0%} ({s['share_low']:.0%}-"
+                         f"{s['share_high']:.0%}, {s['samples']} samples)"
+                         for s in items) or "-"
+
+    link = hot["port"].removeprefix("port:").replace("/", ":", 1)
+    lines = [f"  HOTSPOT {link} {hot['direction']}: {', '.join(hot['kinds'])} "
+             f"({hot['severity']}) since +{hot['start'] - start:.0f} s "
+             f"[{after:.0f} s after the demo started]",
+             f"    culprits:  {shares(hot['culprits'])}; jobs {shares(hot['culprit_jobs'])}",
+             f"    victims:   {shares(hot['victims'])}; jobs {shares(hot['victim_jobs'])}"]
+    if hot["throttled"]:
+        lines.append(f"    throttled by CNPs: {shares(hot['throttled'])}")
+    if hot["noisy_neighbour"]:
+        lines.append(f"    noisy neighbour: {hot['noisy_neighbour']}")
+    return "\n".join(lines)
+
+
+def _finish(out: Path, url: str, model: Any, records: list, began: float) -> bool:
+    """Exports, ground truth and the service's hotspots once the traffic is over; then
+    the service scored against the truth: whether it met every target."""
+    from simulator.reported import read_log
+    from simulator.score import score
+    from simulator.truth import write_truth
+    from topology.export import export_graph
+    from topology.snapshot import load_snapshot
+
+    time.sleep(model.scenario.interval_s + 1)  # the last interval attributed
+    fabric = load_snapshot(out / "topology.json")
+    for fmt, file in EXPORTS.items():
+        export_graph(fabric, fmt, out / file)
+    write_truth(out / "truth.jsonl", records)
+    hotspots = _get(url, "/api/v1/hotspots")
+    (out / "hotspots.json").write_text(json.dumps(hotspots, indent=1) + "\n")
+    _say(f"traffic over after {time.monotonic() - began:.0f} s; wrote {out}/: topology.json, "
+         f"{', '.join(EXPORTS.values())}, attribution.jsonl, hotspots.json, truth.jsonl")
+    attributions, _ = read_log(out / "attribution.jsonl")
+    report = score(records, attributions, hotspots, Thresholds())
+    onset = report.onset_to_report_s
+    _say(f"accuracy against the ground truth (fabcorr simulate score --truth {out}/truth.jsonl "
+         f"--log {out}/attribution.jsonl --hotspots {out}/hotspots.json):\n"
+         f"  tenant shares inside the 95 % bound: {report.within_fraction or 0:.1%} of "
+         f"{report.link_intervals} link-intervals with >= {report.min_samples} samples\n"
+         f"  hotspots: {len(report.true_hotspots)} true, {len(report.reported_hotspots)} "
+         f"reported, precision {report.precision:.0%}, recall {report.recall:.0%}, culprit "
+         f"right {report.culprit_accuracy:.0%}"
+         + (f", reported {max(onset):.0f} s after onset at most" if onset else "") + "\n"
+         f"  verdict: {'pass' if report.passed else 'FAIL: ' + '; '.join(report.failures)}")
+    return report.passed
+
+
+def _serve_on(duration: float | None, began: float, url: str) -> None:
+    if duration is None:
+        return
+    if duration == 0:
+        _say(f"serving {url}/metrics and {url}/api/v1/ until Ctrl-C")
+        while True:
+            time.sleep(3600)
+    left = duration - (time.monotonic() - began)
+    if left > 0:
+        _say(f"serving {url}/metrics and {url}/api/v1/ for {left:.0f} s more")
+        time.sleep(left)
+
+
+def _stop_service(service: subprocess.Popen) -> None:
+    if service.poll() is None:
+        service.send_signal(signal.SIGTERM)
+        try:
+            service.wait(30)
+        except subprocess.TimeoutExpired:
+            service.kill()
+
+
+def _get(url: str, path: str) -> Any:
+    try:
+        with urllib.request.urlopen(url + path, timeout=10) as response:
+            return json.loads(response.read())
+    except urllib.error.HTTPError as exc:
+        return json.loads(exc.read())
+
+
+def _counted(summary: dict[str, Any]) -> str:
+    nodes, links = summary.get("nodes", {}), summary.get("links", {})
+    cables = ", ".join(f"{sum(states.values())} {tier}" for tier, states in links.items())
+    return (f"{nodes.get('switch', 0)} switches discovered, {nodes.get('pod', 0)} pods "
+            f"joined, cables: {cables}")
+
+
+def _plain(name: str) -> str:
+    return name.partition(":")[2] if ":" in name else name
+
+
+def _wait_until(moment: float) -> None:
+    time.sleep(max(0.0, moment - time.time()))
+
+
+def _free_udp_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+def _say(text: str) -> None:
+    print(text, flush=True)
+

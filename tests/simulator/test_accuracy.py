@@ -1,0 +1,149 @@
+"""Acceptance: fabcorr's attribution of the example scenarios against their ground truth.
+
+Fast and offline: the traffic model's sFlow datagrams (simulator.fabric_run) and counter
+readings at every interval boundary (simulator.truth, as a telemetry collector would
+read them) are replayed through correlator.replay on the fabric the inventory would
+know (with the reused IP's history), then scored (simulator.score).
+"""
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from correlator.cli.printers import to_data
+from correlator.replay import ReplayConfig, replay
+from simulator.fabric_run import stream
+from simulator.reported import recompute_hotspots
+from simulator.scenario import IpReuse, LinkDown, Noisy, SwitchDown, load_scenario
+from simulator.score import score
+from simulator.traffic import TrafficModel
+from simulator.truth import TruthRecord, TruthRecorder
+from topology.build import build_graph
+from topology.schema import port_id
+
+SCENARIOS = Path(__file__).parents[2] / "examples" / "scenarios"
+
+
+@dataclass
+class Run:
+    model: TrafficModel
+    truth: list[TruthRecord]
+    attributions: list[dict[str, Any]]
+    hotspots: list[dict[str, Any]]
+
+    def at(self, seconds: float) -> float:
+        return self.model.start + seconds
+
+
+def _replayed(name: str) -> Run:
+    scenario = load_scenario(SCENARIOS / name)
+    model = TrafficModel(scenario)
+    recorder = TruthRecorder(model)
+    datagrams = []
+    for step in stream(model):
+        recorder.observe()
+        datagrams += [(at, payload) for at, payload, _ in step.datagrams]
+    result = replay(build_graph(model.inventory_facts()), datagrams, recorder.readings,
+                    ReplayConfig(interval_s=scenario.interval_s))
+    data = to_data(result)
+    return Run(model, recorder.records, data["attributions"], data["hotspots"])
+
+
+@pytest.fixture(scope="module")
+def demo() -> Run:
+    return _replayed("demo.yaml")
+
+
+@pytest.fixture(scope="module")
+def failures() -> Run:
+    return _replayed("failures.yaml")
+
+
+def _event(run: Run, kind: type) -> Any:
+    return next(e for e in run.model.scenario.events if isinstance(e, kind))
+
+
+def test_demo_shares_hotspots_and_culprits_match_the_truth(demo):
+    report = score(demo.truth, demo.attributions, demo.hotspots)
+    assert report.link_intervals > 300 and report.within_fraction >= 0.95, report.misses
+    assert report.mean_share_error < 0.01
+    assert len(report.true_hotspots) == 2 and report.passed, report.failures
+    assert (report.precision, report.recall, report.culprit_accuracy) == (1.0, 1.0, 1.0)
+    assert {m.true_culprit for m in report.matches} == {"tenant:team-c"}
+    # the noisy tenant starts in the second interval; its hotspots are reported at the end
+    # of the third, within 30 s of the start
+    noisy, interval = _event(demo, Noisy), demo.model.scenario.interval_s
+    assert {m.true_start for m in report.matches} == {demo.at(noisy.at)}
+    assert report.onset_to_report_s == (2 * interval,) * 2
+    assert noisy.at + 2 * interval <= 30
+
+
+def test_demo_reused_ip_is_the_old_pod_before_and_the_new_one_after(demo):
+    reuse = _event(demo, IpReuse)
+    old, new = f"pod:{reuse.old}", f"pod:{reuse.new}"
+    jobs = {old: "job:team-a/eval", new: f"job:{reuse.job}"}
+    checked = {old: 0, new: 0}
+    for record, attribution in zip(demo.truth, demo.attributions, strict=True):
+        assert record.start == attribution["start"]
+        owner, other = (old, new) if record.start < demo.at(reuse.at) else (new, old)
+        alone = {}  # link directions where the pod is the only true sender
+        for key in record.bytes:
+            alone.setdefault((port_id(key.switch, key.port), key.direction), set()).add(key.pod)
+        for link in attribution["links"]:
+            pods = {s["name"] for s in link["pods"]}
+            assert other not in pods, (link["port"], link["direction"], record.start)
+            if alone.get((link["port"], link["direction"])) == {owner} and link["samples"]:
+                assert pods == {owner}
+                assert {s["name"] for s in link["jobs"]} == {jobs[owner]}
+                checked[owner] += 1
+    assert checked[old] >= 4 and checked[new] >= 4  # two leaf ports, both sides, intervals
+
+
+def test_hotspots_recomputed_from_the_attribution_log_are_the_reported_ones(demo):
+    found = recompute_hotspots(demo.attributions)
+    assert [(h["port"], h["direction"], h["start"]) for h in found] == [
+        (h["port"], h["direction"], h["start"]) for h in demo.hotspots]
+    assert score(demo.truth, demo.attributions, found).passed
+
+
+def test_failures_stay_accurate(failures):
+    report = score(failures.truth, failures.attributions, failures.hotspots)
+    assert report.passed, report.failures
+    down = failures.at(_event(failures, SwitchDown).at)
+    later = [a for a in failures.attributions if a["start"] >= down]
+    after = score(failures.truth, later, [])
+    assert after.link_intervals > 50 and after.within_fraction >= 0.95
+    # the switch that stopped answering is still seen in samples
+    assert any(link["samples"] for a in later for link in a["links"]
+               if link["port"].startswith("port:spine02/"))
+
+
+def test_a_failed_link_carries_nothing_and_its_flows_move(failures):
+    event = _event(failures, LinkDown)
+    model = failures.model
+    failed = port_id(event.switch, event.port)
+    cable = {failed, model.fabric.peer(failed)}
+    parallel = port_id(event.switch, "Ethernet10")  # the other cable to the same spine
+    assert model.fabric.peer(parallel).startswith("port:spine01/")
+    since = failures.at(event.at)
+    sent: dict[str, list[float]] = {"truth before": [], "truth after": [], "fabcorr before": [],
+                                    "fabcorr after": []}
+    for record, attribution in zip(failures.truth, failures.attributions, strict=True):
+        when = "after" if record.start >= since else "before"
+        sent[f"truth {when}"].append(sum(
+            b for k, b in record.bytes.items()
+            if (port_id(k.switch, k.port), k.direction) == (parallel, "out")))
+        links = {(x["port"], x["direction"]): x for x in attribution["links"]}
+        sent[f"fabcorr {when}"].append(links[(parallel, "out")]["counter_bytes"] or 0.0)
+        if when == "after":
+            assert not [k for k in record.bytes if port_id(k.switch, k.port) in cable]
+            assert not [x for x in attribution["links"] if x["port"] in cable
+                        and (x["samples"] or x["counter_bytes"])]
+        else:
+            assert [x for x in attribution["links"] if x["port"] in cable and x["samples"]]
+    for source in ("truth", "fabcorr"):
+        before, after = (sum(v) / len(v) for v in (sent[f"{source} before"],
+                                                   sent[f"{source} after"]))
+        assert after > 1.3 * before > 0, source
