@@ -9,7 +9,14 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
-from benchmarks import gnmi_suite, inventory_suite, service_suite, sflow_suite, topology_suite
+from benchmarks import (
+    gnmi_suite,
+    inventory_suite,
+    pipeline_suite,
+    service_suite,
+    sflow_suite,
+    topology_suite,
+)
 from benchmarks.harness import Result, context, table
 from simulator.ladder import LADDER
 
@@ -19,6 +26,7 @@ SUITES: dict[str, Callable[[list[str], int], list[Result]]] = {
     "gnmi": gnmi_suite.run,
     "sflow": sflow_suite.run,
     "exporter": service_suite.run,
+    "pipeline": pipeline_suite.run,
 }
 
 
