@@ -2,8 +2,10 @@
 counters follow the model, and the model's sFlow sent to a collector in real time.
 
 Each switch answers gNMI on its management address (``127.1.x.y``) with the EOS profile
-(interfaces, LLDP, PFC per priority, queue ECN and drops); a switch the scenario takes down
-stops answering. What a service needs to see the cluster side is written as a fact file:
+(interfaces, LLDP, PFC per priority, queue ECN and drops), or, when named in ``snmp``, SNMP
+v2c (IF-MIB, LLDP-MIB, the EOS PFC and ECN MIBs) with the fabric's password as community
+(``public`` without one); a switch the scenario takes down stops answering. What a service
+needs to see the cluster side is written as a fact file:
 nodes, NICs, VFs, pods with their fixed IPs over time, jobs, tenants (the switch side it
 must discover itself).
 """
@@ -11,7 +13,7 @@ must discover itself).
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import replace
 from pathlib import Path
 
@@ -19,6 +21,7 @@ from inventory.factfile import write_facts
 from inventory.facts import FactSet
 from simulator.fabric_run import TickRun, stream
 from simulator.gnmi_target import GnmiTarget
+from simulator.snmp_agent import SnmpAgent
 from simulator.traffic import TrafficModel
 
 PROFILE = "eos"
@@ -29,14 +32,21 @@ class EmulatedFabric:
     of its own, :meth:`run_in_background`); :meth:`stop` takes everything down."""
 
     def __init__(self, model: TrafficModel, username: str = "fabcorr",
-                 password: str = "") -> None:
+                 password: str = "", snmp: Iterable[str] = ()) -> None:
         self.model = model
-        self.targets = {
-            switch.name: GnmiTarget.from_facts(
-                model.facts, switch.name, host=switch.mgmt_address, profile=PROFILE,
-                counters=model.counter_source(switch.name), username=username,
-                password=password)
-            for switch in model.facts.switches}
+        over_snmp = set(snmp)
+        unknown = over_snmp - {s.name for s in model.facts.switches}
+        if unknown:
+            raise ValueError(f"snmp: no such switch: {', '.join(sorted(unknown))}")
+        self.targets: dict[str, GnmiTarget | SnmpAgent] = {}
+        for switch in model.facts.switches:
+            options = {"host": switch.mgmt_address, "profile": PROFILE,
+                       "counters": model.counter_source(switch.name)}
+            self.targets[switch.name] = (
+                SnmpAgent.from_facts(model.facts, switch.name, community=password or "public",
+                                     **options) if switch.name in over_snmp else
+                GnmiTarget.from_facts(model.facts, switch.name, username=username,
+                                      password=password, **options))
         self.samples = 0
         self.finished = threading.Event()
         self.error: BaseException | None = None
@@ -81,12 +91,22 @@ class EmulatedFabric:
             target.stop()
 
     def switch_config(self, password_env: str) -> list[dict]:
-        """The ``switches`` of a fabcorr.yaml reaching these targets."""
-        return [{"name": name, "address": target.switch.mgmt_address, "protocols": ["gnmi"],
-                 "vendor": PROFILE,
-                 "gnmi": {"port": target.port, "insecure": True, "username": "fabcorr",
-                          "password": {"env": password_env}, "timeout_s": 5.0}}
-                for name, target in self.targets.items()]
+        """The ``switches`` of a fabcorr.yaml reaching these targets (``password_env`` holds
+        the gNMI password, which is also the SNMP community)."""
+        entries = []
+        for name, target in self.targets.items():
+            snmp = isinstance(target, SnmpAgent)
+            entry: dict = {"name": name, "address": target.switch.mgmt_address,
+                           "protocols": ["snmp" if snmp else "gnmi"], "vendor": PROFILE}
+            if snmp:
+                entry["snmp"] = {"port": target.port, "version": "2c",
+                                 "community": {"env": password_env}, "timeout_s": 2.0,
+                                 "retries": 1}
+            else:
+                entry["gnmi"] = {"port": target.port, "insecure": True, "username": "fabcorr",
+                                 "password": {"env": password_env}, "timeout_s": 5.0}
+            entries.append(entry)
+        return entries
 
     def write_cluster_facts(self, path: Path) -> None:
         """The cluster side of the model's facts (with IP ownership over time)."""
@@ -96,3 +116,4 @@ class EmulatedFabric:
                         tenants=facts.tenants,
                         neighbors=tuple(n for n in facts.neighbors if n.reporter != "switch"))
         write_facts(hosts, path)
+

@@ -173,7 +173,7 @@ class HotspotTracker:
             merged = found_by.setdefault(key, {})
             for kind, value in signals(rates.get(port), direction).items():
                 merged[kind] = max(value, merged.get(kind, value))
-        for key in set(found_by) | set(self._streaks):
+        for key in sorted(set(found_by) | set(self._streaks)):  # ended in a stable order
             port, direction = key
             found = found_by.get(key, {})
             hot = hot_kinds(found, self.limits)

@@ -1,11 +1,11 @@
 """``fabcorr demo``: the real service against an emulated fabric on loopback.
 
-The scenario's switches become gNMI targets whose counters follow its traffic model; the
-cluster side is written as a fact file; ``fabcorr run`` starts as a child process and
-discovers the switches, streams their counters and receives the sFlow the model's agents
-send in real time. The demo follows the service through its API: one line per
-attributed interval, each new hotspot with its culprits, victims and their confidence.
-When the scenario's traffic is over it writes the topology exports and the ground truth
+The scenario's switches become gNMI targets (or SNMP agents) whose counters follow its
+traffic model; the cluster side is written as a fact file; ``fabcorr run`` starts as a
+child process and discovers the switches, streams their counters and receives the sFlow
+the model's agents send in real time. The demo follows the service through its API: one
+line per attributed interval, each new hotspot with its culprits, victims and their
+confidence. When the scenario's traffic is over it writes the topology exports and the ground truth
 and scores the service against it, then keeps the service up until Ctrl-C or
 ``--duration``.
 """
@@ -29,7 +29,7 @@ import yaml
 
 from correlator.attribution.hotspots import Thresholds
 from correlator.cli.status import ExitStatus
-from inventory.errors import SourceError
+from inventory.errors import ConfigError, SourceError
 
 DEFAULT_SCENARIO = Path(__file__).parents[2] / "examples" / "scenarios" / "demo.yaml"
 _PASSWORD_ENV = "FABCORR_DEMO_GNMI_PASSWORD"
@@ -51,6 +51,10 @@ def register(commands: argparse._SubParsersAction) -> None:
                         "and ground truth go (default out/demo)")
     parser.add_argument("--listen", default="127.0.0.1:9460", metavar="HOST:PORT",
                         help="metrics and API of the service (default 127.0.0.1:9460)")
+    parser.add_argument("--snmp", default=None, metavar="SWITCH,...",
+                        help="switches emulated as SNMP agents instead of gNMI targets "
+                        "(default none; the demo reads counters every second, which the "
+                        "pysnmp-based agents and poller only just keep up with)")
     parser.add_argument("--duration", type=float, default=None, metavar="SECONDS",
                         help="stop this long after the start (default: when the scenario's "
                         "traffic is over; 0: keep serving until Ctrl-C)")
@@ -73,7 +77,11 @@ def _demo(args: argparse.Namespace) -> ExitStatus:
     start = (int((time.time() + _SETUP_S) / interval) + 1) * interval
     model = TrafficModel(scenario, start=start)
     truth = TruthRecorder(model, keep_readings=False)
-    fabric = EmulatedFabric(model, password="demo-only").start()
+    snmp = [name for name in (args.snmp or "").split(",") if name]
+    try:
+        fabric = EmulatedFabric(model, password="demo-only", snmp=snmp).start()
+    except ValueError as exc:
+        raise ConfigError("--snmp", "", str(exc)) from exc
     service: subprocess.Popen | None = None
     try:
         names = sorted(fabric.targets)
@@ -81,8 +89,9 @@ def _demo(args: argparse.Namespace) -> ExitStatus:
              f"{len(model.facts.nodes)} nodes, {len(names)} switches, "
              f"{len(scenario.traffic)} jobs of {len({j.tenant for j in scenario.traffic})} "
              f"tenants, sampling 1:{scenario.sampling_rate}, {interval:g} s intervals")
-        _say("emulated switches (gNMI, EOS profile): "
-             + ", ".join(f"{n} {t.address}" for n, t in sorted(fabric.targets.items())))
+        _say("emulated switches (EOS profile): " + ", ".join(
+            f"{n} {'SNMP' if n in snmp else 'gNMI'} {t.address}"
+            for n, t in sorted(fabric.targets.items())))
         sflow_port = _free_udp_port()
         config = _config(fabric, out, args.listen, sflow_port, interval)
         service = _start_service(config, out / "service.log")
