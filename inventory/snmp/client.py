@@ -9,6 +9,7 @@ error status, and a timeout is an ``errorIndication`` with no varbinds.
 from __future__ import annotations
 
 import asyncio
+import weakref
 from collections.abc import Iterable
 
 from pysnmp.hlapi.v3arch.asyncio import (
@@ -106,12 +107,26 @@ def _auth(options: SnmpOptions) -> CommunityData | UsmUserData:
 
 
 async def walk(host: str, options: SnmpOptions, subtrees: Iterable[Oid]) -> Walk:
-    """Walk ``subtrees`` of one agent once."""
-    client = SnmpClient(host, options)
+    """Walk ``subtrees`` of one agent once, with the client this event loop keeps for it:
+    an SNMP engine costs up to 0.7 s of CPU to make (pysnmp builds its MIB machinery),
+    far more than a walk. A client whose walk failed is dropped and closed."""
+    clients = _clients.setdefault(asyncio.get_running_loop(), {})
+    key = (host, id(options))
+    client = clients.get(key)
+    if client is None:
+        client = clients[key] = SnmpClient(host, options)
     try:
         return await asyncio.wait_for(client.walk(subtrees),
                                       timeout=options.timeout_s * (options.retries + 1) * 8)
-    except TimeoutError as exc:
-        raise SourceTimeout(f"{host}: SNMP walk did not finish in time") from exc
-    finally:
+    except BaseException as exc:
+        clients.pop(key, None)
         client.close()
+        if isinstance(exc, TimeoutError):
+            raise SourceTimeout(f"{host}: SNMP walk did not finish in time") from exc
+        raise
+
+
+_clients: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[tuple[str, int],
+                                                                    SnmpClient]] = \
+    weakref.WeakKeyDictionary()
+"""Per event loop, (agent address, options) -> its client."""

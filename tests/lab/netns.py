@@ -7,10 +7,15 @@ exchanged over the veth cables. Switches are managed over a bridge in the root n
 fabric an IPv4 router network with "pod" addresses on the hosts, and ``sflow_probe()`` runs
 ``pmacctd``'s sFlow agent on a switch port. ``down()`` removes every namespace, link and
 process, and is safe to call twice or after a failed ``up()``.
+
+Every lab has the same management addresses, so one lab is up at a time on a machine: two
+test runs at once would each reach the other's SNMP agents and sFlow collector. ``up()``
+waits for the one before to go down (:data:`LOCK`).
 """
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 import secrets
@@ -29,6 +34,9 @@ SNMP_COMMUNITY = "fabcorr-lab"
 SNMP_USER, SNMP_AUTH, SNMP_PRIV = "fabcorr", "lab-auth-secret", "lab-priv-secret"
 DAEMONS = ("ip", "lldpd", "lldpcli", "snmpd", "snmpwalk", "snmpset")
 NS_CACHE_TIMEOUT = "1.3.6.1.4.1.8072.1.5.3.1.2"
+LOCK = Path("/run/fabcorr-lab.lock")
+"""Held (flock) from ``up()`` to ``down()``; released by the kernel if the holder dies."""
+LOCK_WAIT_S = 600.0
 POKE = """import socket, sys
 sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
 sock.bind((sys.argv[1], 0))
@@ -61,6 +69,7 @@ class Lab:
     prefix: str = field(default_factory=lambda: "fc" + secrets.token_hex(2))
     processes: list[subprocess.Popen] = field(default_factory=list)
     mgmt: dict[str, str] = field(default_factory=dict)
+    _lock: int | None = field(default=None, repr=False)
 
     @property
     def workdir(self) -> Path:
@@ -80,7 +89,9 @@ class Lab:
         return done.stdout
 
     def up(self) -> None:
-        """Create namespaces and cables, start the daemons, wait for LLDP to converge."""
+        """Create namespaces and cables, start the daemons, wait for LLDP to converge
+        (after any other lab on this machine is down)."""
+        self._acquire()
         self.workdir.mkdir(mode=0o755, parents=True, exist_ok=True)
         Path("/run/lldpd").mkdir(parents=True, exist_ok=True)  # lldpd's privsep chroot
         for device in self.switches + self.hosts:
@@ -101,6 +112,25 @@ class Lab:
         for device in self.switches + self.hosts:
             self._lldpd(device, switch=device in self.switches)
         self.wait_for_lldp()
+
+    def _acquire(self, timeout: float = LOCK_WAIT_S) -> None:
+        descriptor = os.open(LOCK, os.O_RDWR | os.O_CREAT, 0o600)
+        deadline, told = time.monotonic() + timeout, False
+        while True:
+            try:
+                fcntl.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                if time.monotonic() > deadline:
+                    os.close(descriptor)
+                    raise RuntimeError(f"another lab held {LOCK} for {timeout:.0f} s") \
+                        from None
+                if not told:
+                    print(f"waiting for another lab to go down ({LOCK})", file=sys.stderr)
+                    told = True
+                time.sleep(0.2)
+                continue
+            self._lock = descriptor
+            return
 
     def _management(self) -> None:
         bridge = f"{self.prefix}br"
@@ -333,3 +363,6 @@ class Lab:
         subprocess.run(["ip", "link", "del", f"{self.prefix}br"], capture_output=True,
                        check=False)
         shutil.rmtree(self.workdir, ignore_errors=True)
+        if self._lock is not None:
+            os.close(self._lock)  # releases it
+            self._lock = None
