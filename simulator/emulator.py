@@ -52,6 +52,7 @@ class EmulatedFabric:
         self.error: BaseException | None = None
         self._thread: threading.Thread | None = None
         self._halt = threading.Event()
+        self._down: set[tuple[str, str]] = set()
 
     def start(self) -> EmulatedFabric:
         for target in self.targets.values():
@@ -68,6 +69,7 @@ class EmulatedFabric:
                     target = self.targets.get(name)
                     if target is not None and target.port:
                         target.stop()
+                self._cables_down()
                 if on_tick is not None:
                     on_tick(step)
                 if self._halt.is_set():
@@ -76,6 +78,16 @@ class EmulatedFabric:
             self.error = exc
         finally:
             self.finished.set()
+
+    def _cables_down(self) -> None:
+        """A port the model took down reports oper-status down and hears no LLDP
+        neighbour (on the gNMI targets)."""
+        for switch, port in self.model.down_ports - self._down:
+            self._down.add((switch, port))
+            target = self.targets.get(switch)
+            if isinstance(target, GnmiTarget) and port in target.interfaces:
+                target.set_oper_status(port, "down")
+                target.neighbors = [n for n in target.neighbors if n.local_port != port]
 
     def run_in_background(self, collector: tuple[str, int],
                           on_tick: Callable[[TickRun], None] | None = None) -> None:

@@ -129,7 +129,7 @@ def _config(fabric: Any, out: Path, listen: str, sflow_port: int, interval: floa
     log.unlink(missing_ok=True)
     config = {"switches": fabric.switch_config(_PASSWORD_ENV),
               "service": {"listen": listen},
-              "topology": {"facts": [str(facts)], "discover_every_s": 0,
+              "topology": {"facts": [str(facts)], "discover_every_s": interval,
                            "save": str(out / "topology.json")},
               "telemetry": {"interval_s": 1.0},
               "sflow": {"listen": f"127.0.0.1:{sflow_port}"},

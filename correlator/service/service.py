@@ -156,9 +156,9 @@ class Service:
         for failure in found.failures:
             _log.warning("discovery: %s over %s: %s: %s", failure.switch, failure.protocol,
                          failure.kind, failure.message)
-        previous = self._discovered
-        self._discovered = found.facts if found.facts.switches or not previous.switches \
-            else previous
+        failed = {failure.switch for failure in found.failures}
+        # a switch that did not answer this time keeps what it said last time
+        self._discovered = found.facts.merge(_switch_facts(self._discovered, failed))
 
     def _known_facts(self) -> FactSet:
         """Facts from Kubernetes (live or dumps) and from fact files."""
@@ -288,6 +288,21 @@ class Service:
             if self.config.attribution_log:
                 await asyncio.to_thread(_append_log, self.config.attribution_log, result,
                                         totals)
+
+
+def _switch_facts(facts: FactSet, switches: set[str]) -> FactSet:
+    """What ``switches`` reported: themselves, their interfaces, their LLDP neighbours.
+
+    >>> from inventory.facts import InterfaceFact, SwitchFact
+    >>> f = FactSet(switches=(SwitchFact("a", "m"), SwitchFact("b", "n")),
+    ...             interfaces=(InterfaceFact("a", "Ethernet1"), InterfaceFact("b", "Ethernet1")))
+    >>> [i.switch for i in _switch_facts(f, {"b"}).interfaces]
+    ['b']
+    """
+    return FactSet(switches=tuple(s for s in facts.switches if s.name in switches),
+                   interfaces=tuple(i for i in facts.interfaces if i.switch in switches),
+                   neighbors=tuple(n for n in facts.neighbors
+                                   if n.reporter == "switch" and n.local_device in switches))
 
 
 def _append_log(path: str, result: Attribution, received: Totals) -> None:
