@@ -18,7 +18,7 @@ $(STAMP): pyproject.toml
 
 # The service against the emulated fabric of examples/scenarios/demo.yaml (about a minute).
 demo: $(STAMP)
-	$(BIN)/fabcorr demo --out out/demo
+	$(BIN)/fabcorr demo --out out/demo --snmp leaf02,leaf04
 
 # The CLI over the example fabric's files: inventory, topology, a synthetic sFlow capture.
 tour: $(STAMP)
