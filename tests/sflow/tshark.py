@@ -17,14 +17,13 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import pytest
+from tests.tools import require
 
 ROCE_PORT = 4791
 FLOW_FORMATS, COUNTER_FORMATS = {1, 3}, {2, 4}
@@ -50,23 +49,11 @@ class Decoded:
     malformed: list[int] = field(default_factory=list)
 
 
-def require_tshark() -> str:
-    """tshark's path; skips the test without it, fails as root (where make installs it)."""
-    path = shutil.which("tshark")
-    if path is None:
-        reason = "tshark is not installed (apt-get install tshark)"
-        if os.geteuid() == 0:
-            pytest.fail(reason)
-        print(reason)
-        pytest.skip(reason)
-    return path
-
-
 def run_tshark(pcap: str | Path) -> list[_Pairs]:
     """The packets of ``pcap`` as tshark's JSON, with a private (default) configuration."""
     with tempfile.TemporaryDirectory() as config:
         result = subprocess.run(
-            [require_tshark(), "-n", "-r", str(pcap), "-T", "json",
+            [require("tshark", "tshark"), "-n", "-r", str(pcap), "-T", "json",
              "-d", "udp.port==6343,sflow", "-d", f"udp.port=={ROCE_PORT},infiniband",
              "-o", "sflow.enable_dissection:TRUE"],
             capture_output=True, text=True, check=True, timeout=120,

@@ -4,8 +4,6 @@ net-snmp's command-line tools as an independent client."""
 from __future__ import annotations
 
 import asyncio
-import os
-import shutil
 import subprocess
 import time
 from collections.abc import Iterator
@@ -19,6 +17,7 @@ from inventory.errors import SourceTimeout
 from inventory.facts import IdSubtype, InterfaceFact, LldpNeighborFact, Reporter, SwitchFact
 from inventory.snmp import client, discover, poll_counters
 from simulator.snmp_agent import SnmpAgent
+from tests.tools import require
 
 HOST, COMMUNITY = "127.1.0.1", "s3cret"
 MAC = "0c:42:a1:01:00:00"
@@ -159,24 +158,13 @@ def test_wrong_community_is_silence(agent) -> None:
         asyncio.run(discover(config(agent, timeout_s=0.3, retries=0, community="nope")))
 
 
-def _net_snmp(tool: str) -> str:
-    path = shutil.which(tool)
-    if path is None:
-        reason = f"{tool} is not installed (apt-get install snmp)"
-        if os.geteuid() == 0:
-            pytest.fail(reason)
-        print(reason)
-        pytest.skip(reason)
-    return path
-
-
 def test_net_snmp_walks_and_gets(agent) -> None:
     target = ["-v2c", "-c", COMMUNITY, "-On", "-t", "2", agent.address]
-    walk = subprocess.run([_net_snmp("snmpwalk"), *target, IF_NAME], capture_output=True,
+    walk = subprocess.run([require("snmpwalk", "snmp"), *target, IF_NAME], capture_output=True,
                           text=True, check=True, timeout=20)
     assert walk.stdout.splitlines() == [f'.{IF_NAME}.{1000 + n} = STRING: "Ethernet{n}"'
                                         for n in (1, 2, 3)]
-    get = subprocess.run([_net_snmp("snmpget"), *target, "1.3.6.1.2.1.1.5.0",
+    get = subprocess.run([require("snmpget", "snmp"), *target, "1.3.6.1.2.1.1.5.0",
                           "1.3.6.1.2.1.31.1.1.1.6.1001", f"{IF_NAME}.7", "1.3.6.1.2.1.1.4.0"],
                          capture_output=True, text=True, check=True, timeout=20)
     assert get.stdout.splitlines() == [

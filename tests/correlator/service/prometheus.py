@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import contextlib
 import json
-import os
 import shutil
 import socket
 import subprocess
@@ -26,8 +25,9 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
-import pytest
 import yaml
+
+from tests.tools import require
 
 PROMETHEUS = "/usr/bin/prometheus"
 PROMTOOL = "/usr/bin/promtool"
@@ -35,19 +35,8 @@ JOB = "fabcorr"
 
 
 def binary(path: str) -> str:
-    """``path`` if it is installed; else skip (not root) or fail (root: make test installs
-    Debian's prometheus package, which has both prometheus and promtool)."""
-    if os.access(path, os.X_OK):
-        return path
-    found = shutil.which(Path(path).name)
-    if found:
-        return found
-    reason = f"{path} is not installed (Debian package prometheus; `make test` installs it " \
-             "as root)"
-    if os.geteuid() == 0:
-        pytest.fail(reason)
-    print(f"skipped: {reason}")
-    pytest.skip(reason)
+    """The installed prometheus or promtool (both in Debian's prometheus package)."""
+    return require(Path(path).name, "prometheus")
 
 
 def free_port() -> int:
