@@ -27,7 +27,8 @@ from pygnmi.spec.v080 import gnmi_pb2 as pb
 from pygnmi.spec.v080 import gnmi_pb2_grpc
 
 from inventory.counters import INTERFACE_COUNTERS
-from inventory.facts import FactSet, IdSubtype, InterfaceFact, LldpNeighborFact, SwitchFact
+from inventory.facts import IdSubtype, InterfaceFact, LldpNeighborFact, SwitchFact
+from simulator.emulated_switch import EmulatedSwitch
 
 CounterSource = Callable[[str, float], Mapping[str, int]]
 """``(port name, now) -> {counter name: value}`` with the names of inventory.counters."""
@@ -88,7 +89,7 @@ class _Hidden(dict):
     """A node served at its own path but left out of its parent's value (SONiC Queues)."""
 
 
-class GnmiTarget:
+class GnmiTarget(EmulatedSwitch):
     """One emulated switch's gNMI server on a loopback address; a context manager."""
 
     def __init__(self, switch: SwitchFact, interfaces: Iterable[InterfaceFact],
@@ -112,20 +113,6 @@ class GnmiTarget:
         self._server: grpc.Server | None = None
         self._stopped = threading.Event()
 
-    @classmethod
-    def from_facts(cls, facts: FactSet, name: str, **options: Any) -> GnmiTarget:
-        """The target of switch ``name`` with its interfaces and switch-reported neighbours."""
-        switch = next(s for s in facts.switches if s.name == name)
-        neighbors = [n for n in facts.neighbors if n.reporter == "switch"]
-        return cls(switch, facts.interfaces, neighbors, **options)
-
-    @property
-    def address(self) -> str:
-        return f"{self._host}:{self._port}"
-
-    @property
-    def port(self) -> int:
-        return self._port
 
     def start(self) -> Self:
         self._stopped.clear()

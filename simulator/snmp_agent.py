@@ -24,7 +24,8 @@ from pysnmp.proto.rfc1902 import ObjectName
 from pysnmp.proto.rfc1905 import EndOfMibView, NoSuchInstance, NoSuchObject
 from pysnmp.smi.instrum import AbstractMibInstrumController
 
-from inventory.facts import FactSet, InterfaceFact, LldpNeighborFact, SwitchFact
+from inventory.facts import InterfaceFact, LldpNeighborFact, SwitchFact
+from simulator.emulated_switch import EmulatedSwitch
 from simulator.gnmi_target import PROFILES, CounterSource, steady_counters
 from simulator.snmp_mib import Objects, Oid, objects, ports
 
@@ -70,7 +71,7 @@ class _Instrumentation(AbstractMibInstrumController):
         return [(ObjectName(name), value) for name, value in found]
 
 
-class SnmpAgent:
+class SnmpAgent(EmulatedSwitch):
     """One emulated switch's SNMP v2c agent; a context manager.
 
     ``profile`` picks the vendor PFC (and ECN) table; ``up_since`` (Unix seconds, default
@@ -94,20 +95,6 @@ class SnmpAgent:
         self._loop: asyncio.AbstractEventLoop | None = None
         self._thread: threading.Thread | None = None
 
-    @classmethod
-    def from_facts(cls, facts: FactSet, name: str, **options: Any) -> SnmpAgent:
-        """The agent of switch ``name`` with its interfaces and switch-reported neighbours."""
-        switch = next(s for s in facts.switches if s.name == name)
-        neighbors = [n for n in facts.neighbors if n.reporter == "switch"]
-        return cls(switch, facts.interfaces, neighbors, **options)
-
-    @property
-    def address(self) -> str:
-        return f"{self._host}:{self._port}"
-
-    @property
-    def port(self) -> int:
-        return self._port
 
     def snapshot(self) -> _Snapshot:
         """The objects as of the request being answered (computed on its first read)."""
