@@ -1,12 +1,10 @@
 """Run an emulated fabric: advance a :class:`TrafficModel` tick by tick and let one sFlow
 agent per switch (its ``sflow_agent`` address from the facts) sample what crossed it.
 
-Live (``realtime``): each tick's datagrams go out over UDP to ``collector`` while the
-tick lasts, then the run sleeps until the tick's end; build the model with ``start`` =
-``time.time()`` so its clock is the wall clock. Fast (the default): ticks run back to
-back and, without a collector, each tick's datagrams are handed over, stamped just
-before the tick's end. Every ``counter_every_s`` each agent also sends every port's
-interface counters. Switches flagged down keep forwarding and sampling.
+Ticks run back to back, as fast as the model goes; each tick's datagrams are handed over,
+stamped just before the tick's end (:mod:`simulator.emulator` plays them in real time).
+Every ``counter_every_s`` each agent also sends every port's interface counters.
+Switches flagged down keep forwarding and sampling.
 """
 
 from __future__ import annotations
@@ -27,8 +25,7 @@ Stamped = tuple[float, bytes, str]
 
 @dataclass(frozen=True, slots=True)
 class TickRun:
-    """One tick's run: the tick, its datagrams (none when sent to a collector), and the
-    flow samples taken."""
+    """One tick's run: the tick, its datagrams, and the flow samples taken."""
 
     tick: Tick
     datagrams: list[Stamped]
@@ -37,8 +34,8 @@ class TickRun:
 
 @dataclass
 class FabricRun:
-    """A whole run: the datagrams when no collector took them, the ground truth per
-    interval, flow samples taken, wall seconds spent."""
+    """A whole run: the datagrams, the ground truth per interval, flow samples taken,
+    wall seconds spent."""
 
     datagrams: list[Stamped] = field(default_factory=list)
     truth: list[TruthInterval] = field(default_factory=list)
@@ -46,18 +43,16 @@ class FabricRun:
     wall_s: float = 0.0
 
 
-def stream(model: TrafficModel, *, collector: tuple[str, int] | None = None,
-           realtime: bool = False) -> Iterator[TickRun]:
+def stream(model: TrafficModel) -> Iterator[TickRun]:
     """Run ``model`` to its end, tick by tick (between ticks, an emulator can act on
     :attr:`~TrafficModel.down_switches` and :attr:`~TrafficModel.down_ports`)."""
     scenario = model.scenario
     now = [model.start + model.now]
     addresses = {s.name: s.sflow_agent or s.mgmt_address for s in model.facts.switches}
     agents = {name: FabricAgent(address, scenario.sampling_rate, seed=scenario.seed + n,
-                                collector=collector, clock=lambda: now[0])
+                                clock=lambda: now[0])
               for n, (name, address) in enumerate(sorted(addresses.items()))}
     offer = {name: agent.offer for name, agent in agents.items()}
-    began = time.monotonic() - model.now
     try:
         while not model.done:
             tick = model.step()
@@ -73,19 +68,16 @@ def stream(model: TrafficModel, *, collector: tuple[str, int] | None = None,
                 agent.flush()
                 datagrams += [(tick.end - 0.001, d, addresses[name]) for d in agent.datagrams()]
             yield TickRun(tick, datagrams, taken)
-            if realtime:
-                time.sleep(max(0.0, began + model.now - time.monotonic()))
     finally:
         for agent in agents.values():
             agent.close()
 
 
-def run(model: TrafficModel, *, collector: tuple[str, int] | None = None,
-        realtime: bool = False) -> FabricRun:
+def run(model: TrafficModel) -> FabricRun:
     """Run ``model`` to its end and gather what it produced."""
     result = FabricRun()
     wall = time.monotonic()
-    for step in stream(model, collector=collector, realtime=realtime):
+    for step in stream(model):
         result.datagrams += step.datagrams
         result.samples += step.samples
     result.truth = model.truth

@@ -20,7 +20,7 @@ import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from concurrent import futures
-from typing import Any, NamedTuple, Self
+from typing import Any, Self
 
 import grpc
 from pygnmi.spec.v080 import gnmi_pb2 as pb
@@ -215,12 +215,14 @@ class GnmiTarget(EmulatedSwitch):
                           "system-name": self.switch.name}, "interfaces": {"interface": ports}}
 
 
-class _Call(NamedTuple):
-    """What a request fixes for all its paths."""
+@dataclasses.dataclass(slots=True)
+class _Call:
+    """What a request fixes for all its paths, and the last tree made for it."""
 
     prefix: pb.Path
     encoding: int
     context: grpc.ServicerContext
+    tree: tuple[tuple[int, str], dict[str, Any]] | None = None
 
 
 class _Servicer(gnmi_pb2_grpc.gNMIServicer):
@@ -318,7 +320,7 @@ class _Servicer(gnmi_pb2_grpc.gNMIServicer):
         if origin not in ("", "openconfig") and self.t.profile in ("eos", "sonic"):
             call.context.abort(grpc.StatusCode.INVALID_ARGUMENT, f"unknown origin {origin!r}")
         elems = [*call.prefix.elem, *path.elem]
-        found = list(_select(self.t.tree(now_ns / 1e9, call.prefix.target), elems))
+        found = list(_select(self._tree(call, now_ns), elems))
         if not found and must_exist and not any(
                 "*" in e.name or "*" in e.key.values() for e in elems):
             call.context.abort(grpc.StatusCode.NOT_FOUND,
@@ -326,6 +328,13 @@ class _Servicer(gnmi_pb2_grpc.gNMIServicer):
         names = [_local(e.name) for e in elems]
         return [pb.Update(path=pb.Path(elem=concrete), val=_typed(node, names, call.encoding))
                 for concrete, node in found]
+
+    def _tree(self, call: _Call, now_ns: int) -> dict[str, Any]:
+        """The target's tree at ``now_ns``, made once for all the paths answered then."""
+        key = (now_ns, call.prefix.target)
+        if call.tree is None or call.tree[0] != key:
+            call.tree = (key, self.t.tree(now_ns / 1e9, call.prefix.target))
+        return call.tree[1]
 
     def _call(self, prefix: pb.Path, encoding: int, context: grpc.ServicerContext) -> _Call:
         if encoding not in (_JSON, _JSON_IETF):

@@ -30,6 +30,7 @@ from simulator.gnmi_target import PROFILES, CounterSource, steady_counters
 from simulator.snmp_mib import Objects, Oid, objects, ports
 
 _DAY_S = 86_400.0
+_REUSE_S = 1.0  # how long unchanged readings may keep a snapshot (and its sysUpTime)
 _REQUEST = "rfc3412.receiveMessage:request"
 
 
@@ -92,18 +93,29 @@ class SnmpAgent(EmulatedSwitch):
         self.up_since = time.time() - _DAY_S if up_since is None else up_since
         self._host, self._port = host, port
         self._snapshot: _Snapshot | None = None
+        self._last: tuple[float, list[dict[str, int]], _Snapshot] | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
         self._thread: threading.Thread | None = None
 
 
     def snapshot(self) -> _Snapshot:
-        """The objects as of the request being answered (computed on its first read)."""
+        """The objects as of the request being answered (computed on its first read). The
+        last request's objects serve again while the counter source hands out the very
+        same readings (an emulated fabric between two ticks) and they are younger than
+        :data:`_REUSE_S`: a walk's many requests then cost one snapshot."""
         if self._snapshot is None:
             now = time.time()
-            readings = {p.fact.name: self.counters(p.fact.name, now) for p in self.ports}
-            self._snapshot = _Snapshot(objects(
-                self.switch, self.ports, self.neighbors, self.profile, readings,
-                int((now - self.up_since) * 100)))
+            readings = [self.counters(p.fact.name, now) for p in self.ports]
+            last = self._last
+            if last is not None and now - last[0] < _REUSE_S and all(
+                    a is b for a, b in zip(readings, last[1], strict=True)):
+                self._snapshot = last[2]
+            else:
+                self._snapshot = _Snapshot(objects(
+                    self.switch, self.ports, self.neighbors, self.profile,
+                    {p.fact.name: r for p, r in zip(self.ports, readings, strict=True)},
+                    int((now - self.up_since) * 100)))
+                self._last = (now, readings, self._snapshot)
         return self._snapshot
 
     def start(self) -> Self:

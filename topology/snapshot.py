@@ -117,10 +117,17 @@ def _rows(table: dict[str, Any], width: int) -> Iterator[tuple[Any, ...]]:
 
 def save_snapshot(fabric: FabricGraph, path: str | Path) -> None:
     """Write the snapshot of ``fabric`` to ``path``: compact JSON with one line per fact,
-    node, edge and problem, so that two snapshots diff line by line."""
-    with Path(path).open("w", encoding="utf-8") as stream:
-        stream.write(_lines(snapshot_document(fabric)))
-        stream.write("\n")
+    node, edge and problem, so that two snapshots diff line by line. The file is replaced
+    whole (written beside it, then renamed), so a reader never sees half a snapshot."""
+    path = Path(path)
+    partial = path.with_name(f".{path.name}.partial")
+    try:
+        with partial.open("w", encoding="utf-8") as stream:
+            stream.write(_lines(snapshot_document(fabric)))
+            stream.write("\n")
+        partial.replace(path)
+    finally:
+        partial.unlink(missing_ok=True)
 
 
 def _lines(value: Any) -> str:

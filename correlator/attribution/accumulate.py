@@ -1,9 +1,10 @@
 """Per-interval sums of sFlow samples: the hot path, before anything is resolved.
 
-A flow sample adds one sample and its frame length to its key: agent, port and direction
-(:func:`data_source`), source and destination IP, traffic class, sampling rate; estimated
-bytes (frame lengths x rate) and packets (samples x rate) are made when the interval is
-read (:meth:`Segment.flows`).
+A flow sample adds one sample, its frame length and the length squared to its key: agent,
+port and direction (:func:`data_source`), source and destination IP, traffic class,
+sampling rate; estimated bytes (frame lengths x rate), packets (samples x rate) and the
+estimate's variance (squared lengths x rate squared) are made when the interval is read
+(:meth:`Segment.flows`).
 Counter samples and discard samples are kept as they come. Who owns the addresses is
 decided later, once per key (:mod:`correlator.attribution.attribute`); a :meth:`cut`
 starts a new segment so addresses that change owner inside an interval resolve on each
@@ -28,19 +29,20 @@ FlowKey = tuple[bytes, int, str, bytes, bytes, str]
 @dataclass(slots=True)
 class Segment:
     """Sums from ``start`` on: agent -> (ifIndex, direction, source IP, destination IP,
-    traffic class, sampling rate) -> [samples, sum of frame lengths]."""
+    traffic class, sampling rate) -> [samples, sum of frame lengths, sum of their squares]."""
 
     start: float
     by_agent: dict[bytes, dict[tuple[int, str, bytes, bytes, str, int], list[int]]] = field(
         default_factory=dict)
 
-    def flows(self) -> Iterator[tuple[FlowKey, tuple[int, int, int]]]:
-        """Flow key -> (samples, estimated bytes, estimated packets); a key comes once per
-        sampling rate it was sampled at."""
+    def flows(self) -> Iterator[tuple[FlowKey, tuple[int, int, int, int]]]:
+        """Flow key -> (samples, estimated bytes, estimated packets, variance of the
+        estimated bytes); a key comes once per sampling rate it was sampled at."""
         for agent, table in self.by_agent.items():
-            for (source, direction, src, dst, traffic, rate), (count, length) in table.items():
-                yield (agent, source, direction, src, dst, traffic), (count, length * rate,
-                                                                      count * rate)
+            for (source, direction, src, dst, traffic, rate), (count, length, squares) \
+                    in table.items():
+                yield (agent, source, direction, src, dst, traffic), (
+                    count, length * rate, count * rate, squares * rate * rate)
 
 
 @dataclass(slots=True)
@@ -114,10 +116,11 @@ class Accumulator:
                     key = (source, direction, packet[3], packet[4], packet[0], rate)
                 sums = get(key)
                 if sums is None:
-                    table[key] = [1, length]
+                    table[key] = [1, length, length * length]
                 else:
                     sums[0] += 1
                     sums[1] += length
+                    sums[2] += length * length
             elif sample.__class__ is CounterSample:
                 self._counters.append((agent, at, sample))
             elif sample.__class__ is DiscardSample:
@@ -153,10 +156,11 @@ def merge(intervals: list[Interval]) -> Interval:
             merged = segments.setdefault(segment.start, Segment(segment.start)).by_agent
             for agent, table in segment.by_agent.items():
                 mine = merged.setdefault(agent, {})
-                for key, (count, length) in table.items():
-                    sums = mine.setdefault(key, [0, 0])
+                for key, (count, length, squares) in table.items():
+                    sums = mine.setdefault(key, [0, 0, 0])
                     sums[0] += count
                     sums[1] += length
+                    sums[2] += squares
         counters += interval.counters
         for key2, count in interval.discards.items():
             discards[key2] = discards.get(key2, 0) + count

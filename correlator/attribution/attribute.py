@@ -72,7 +72,8 @@ class Attribution:
 
 @dataclass(slots=True)
 class _Groups:
-    """Sums of one link direction: group name -> [samples, estimated bytes, packets]."""
+    """Sums of one link direction: group name -> [samples, estimated bytes, packets,
+    variance of the estimated bytes]."""
 
     samples: int = 0
     estimated: float = 0.0
@@ -133,29 +134,29 @@ def attribute(fabric: FabricGraph, interval: Interval, rates: Mapping[str, Rates
     return Attribution(interval.start, interval.seconds, tuple(links), unknown, unattributed)
 
 
-def _add(group: _Groups, sums: tuple[int, int, int], sender: Owner, receiver: Owner,
+def _add(group: _Groups, sums: tuple[int, int, int, int], sender: Owner, receiver: Owner,
          traffic: str) -> None:
-    samples, estimated, packets = sums
+    samples = sums[0]
     group.samples += samples
-    group.estimated += estimated
+    group.estimated += sums[1]
     for table, name in ((group.tenants, sender.tenant), (group.jobs, sender.job),
                         (group.pods, sender.pod),
                         (group.pairs, f"{sender.job} -> {receiver.job}")):
-        _sum(table, name, samples, estimated, packets)
+        _sum(table, name, sums)
     if traffic == CNP:
-        _sum(group.throttled, receiver.job, samples, estimated, packets)
+        _sum(group.throttled, receiver.job, sums)
     group.traffic[traffic] = group.traffic.get(traffic, 0) + samples
 
 
-def _sum(table: dict[str, list[float]], name: str, samples: int, estimated: float,
-         packets: float) -> None:
-    sums = table.get(name)
-    if sums is None:
-        table[name] = [samples, estimated, packets]
+def _sum(table: dict[str, list[float]], name: str, sums: tuple[int, int, int, int]) -> None:
+    found = table.get(name)
+    if found is None:
+        table[name] = list(sums)
     else:
-        sums[0] += samples
-        sums[1] += estimated
-        sums[2] += packets
+        found[0] += sums[0]
+        found[1] += sums[1]
+        found[2] += sums[2]
+        found[3] += sums[3]
 
 
 def _link(fabric: FabricGraph, port: str, direction: str, group: _Groups, interval: Interval,
@@ -164,7 +165,7 @@ def _link(fabric: FabricGraph, port: str, direction: str, group: _Groups, interv
 
     def ranked(table: dict[str, list[float]], top: int | None = None,
                exact: float | None = counter_bytes) -> tuple[Share, ...]:
-        sums: dict[str, Sums] = {k: (int(v[0]), v[1], v[2]) for k, v in table.items()}
+        sums: dict[str, Sums] = {k: (int(v[0]), v[1], v[2], v[3]) for k, v in table.items()}
         return shares(sums, exact, top) if sums else ()
 
     throttled = ranked(group.throttled, exact=None)  # shares among the CNPs only

@@ -1,14 +1,20 @@
-"""From sample counts to shares of a link's bytes, each with a 95 % interval (REFERENCE §8).
+"""From samples to shares of a link's bytes, each with a 95 % interval (REFERENCE §8, §8a).
 
 A group (tenant, job, pod...) of ``c`` of the ``n`` samples of a link direction, with
-``b`` of its ``B`` estimated bytes, has the byte share ``s = b / B``. Its interval is the
-Wilson score interval of the sample fraction ``p = c / n``, scaled by ``s / p`` (1 when
-every frame has the same size): unlike ``p ± 1.96·sqrt(p(1-p)/n)`` it stays inside 0..1
-and is not empty at ``p = 1`` or for a handful of samples.
+``b`` of its ``B`` estimated bytes, has the byte share ``R = b / B``. sFlow samples
+packets, not bytes, so when frame sizes differ the sample share ``c / n`` says little
+about ``R``. The interval is the wider, on each side, of
+
+- the ratio estimator's: ``R ± 1.96·sqrt(Var R)`` with, by the delta method,
+  ``Var R = ((1 - R)²·v + R²·(V - v)) / B²``, where ``v`` is the variance of the
+  group's estimated bytes (the sum of its sampled frame lengths squared, times the
+  sampling rate squared) and ``V`` the link's;
+- the count interval: the Wilson score interval of ``c / n`` scaled by ``R / (c / n)``,
+  which stays inside 0..1 and is not empty for a handful of samples.
 
 When the port counters give the exact bytes ``T`` of the interval, a group's bytes are
-``s·T`` within ``[low·T, high·T]``. Without them its bytes are the sampled estimate
-``N̂ = b`` within ``N̂·(1 ± 1.96/sqrt(c))``, sFlow's own bound for a class of ``c`` samples.
+``R·T`` within ``[low·T, high·T]``. Without them its bytes are the estimate ``b`` with
+the standard error ``sqrt(v)``, never tighter than sFlow's ``b·(1 ± 1.96/sqrt(c))``.
 
 >>> round(wilson(50, 100)[0], 4), round(wilson(50, 100)[1], 4)
 (0.4038, 0.5962)
@@ -55,34 +61,57 @@ class Share(NamedTuple):
     exact: bool
 
 
-Sums = tuple[int, float, float]
-"""(samples, estimated bytes, estimated packets) of one group."""
+Sums = tuple[int, float, float, float]
+"""(samples, estimated bytes, estimated packets, variance of the estimated bytes) of one
+group."""
 
 
-def share_of(name: str, sums: Sums, n: int, total_bytes: float,
+def share_of(name: str, sums: Sums, n: int, total_bytes: float, total_variance: float,
              exact_bytes: float | None) -> Share:
-    """The share of one group of a link direction with ``n`` samples and ``total_bytes``
-    estimated bytes; ``exact_bytes`` from the counters when known. Packets stay the
-    sampled estimate.
+    """The share of one group of a link direction with ``n`` samples, ``total_bytes``
+    estimated bytes and ``total_variance``; ``exact_bytes`` from the counters when known.
+    Packets stay the sampled estimate.
 
-    >>> s = share_of("tenant:a", (25, 2500.0, 25.0), 100, 10000.0, 1_000_000.0)
+    Equal 100-byte frames at rate 1: the ratio interval is the wider one below the share,
+    Wilson's above it.
+
+    >>> s = share_of("tenant:a", (25, 2500.0, 25.0, 250_000.0), 100, 10000.0, 1e6, 1e6)
     >>> s.share, round(s.share_low, 4), round(s.share_high, 4), s.bytes, round(s.low)
-    (0.25, 0.1755, 0.343, 250000.0, 175452)
-    >>> e = share_of("tenant:a", (25, 2500.0, 25.0), 100, 10000.0, None)
+    (0.25, 0.1651, 0.343, 250000.0, 165131)
+    >>> e = share_of("tenant:a", (25, 2500.0, 25.0, 250_000.0), 100, 10000.0, 1e6, None)
     >>> e.bytes, round(e.low, 1), round(e.high, 1)
     (2500.0, 1520.0, 3480.0)
+
+    One 9,000-byte frame among 99 of 100 bytes: 48 % of the bytes from 1 % of the samples.
+
+    >>> big = share_of("tenant:b", (1, 9000.0, 1.0, 81e6), 100, 18900.0, 81e6 + 990_000, None)
+    >>> round(big.share, 3), round(big.share_low, 3), round(big.share_high, 3)
+    (0.476, 0.0, 1.0)
     """
-    c, estimated, packets = sums
+    c, estimated, packets, variance = sums
     share = estimated / total_bytes if total_bytes > 0 else 0.0
-    low, high = wilson(c, n) if c else (0.0, 0.0)
-    scale = share * n / c if c else 0.0  # the byte share over the sample share
-    share_low, share_high = low * scale, min(1.0, high * scale)
+    share_low, share_high = _interval(c, n, share, variance, total_bytes, total_variance)
     if exact_bytes is not None:
         return Share(name, c, share, share_low, share_high, share * exact_bytes,
                      share_low * exact_bytes, share_high * exact_bytes, packets, True)
-    margin = Z95 / math.sqrt(c) if c else 1.0
+    margin = max(Z95 * math.sqrt(variance), estimated * Z95 / math.sqrt(c)) if c \
+        else estimated
     return Share(name, c, share, share_low, share_high, estimated,
-                 max(0.0, estimated * (1 - margin)), estimated * (1 + margin), packets, False)
+                 max(0.0, estimated - margin), estimated + margin, packets, False)
+
+
+def _interval(c: int, n: int, share: float, variance: float, total_bytes: float,
+              total_variance: float) -> tuple[float, float]:
+    """The wider, on each side, of the ratio and the scaled count interval of a share."""
+    if not c or total_bytes <= 0:
+        return 0.0, 0.0
+    low, high = wilson(c, n)
+    scale = share * n / c  # the byte share over the sample share
+    low, high = low * scale, high * scale
+    ratio = ((1 - share) ** 2 * variance + share * share * (total_variance - variance)) \
+        / (total_bytes * total_bytes)
+    half = Z95 * math.sqrt(max(0.0, ratio))
+    return max(0.0, min(low, share - half)), min(1.0, max(high, share + half))
 
 
 def shares(groups: Mapping[str, Sums], exact_bytes: float | None = None,
@@ -90,19 +119,20 @@ def shares(groups: Mapping[str, Sums], exact_bytes: float | None = None,
     """Every group's share, largest first; beyond ``top`` groups the rest is one ``other``.
 
     >>> [(s.name, s.samples, s.share) for s in shares(
-    ...     {"a": (6, 600.0, 6.0), "b": (3, 300.0, 3.0), "c": (1, 100.0, 1.0)}, top=1)]
+    ...     {"a": (6, 600.0, 6.0, 6e4), "b": (3, 300.0, 3.0, 3e4), "c": (1, 100.0, 1.0, 1e4)},
+    ...     top=1)]
     [('a', 6, 0.6), ('other', 4, 0.4)]
     """
     if len(groups) == 1:  # most link directions carry one tenant, job, pod: no sorting
         ((name, sums),) = groups.items()
-        return (share_of(name, sums, sums[0], sums[1], exact_bytes),)
+        return (share_of(name, sums, sums[0], sums[1], sums[3], exact_bytes),)
     n = sum(s[0] for s in groups.values())
     total = sum(s[1] for s in groups.values())
+    variance = sum(s[3] for s in groups.values())
     ranked = sorted(groups.items(), key=lambda item: (-item[1][1], item[0]))
     if top is not None and len(ranked) > top:
         rest = ranked[top:]
-        merged = (sum(s[0] for _, s in rest), sum(s[1] for _, s in rest),
-                  sum(s[2] for _, s in rest))
+        merged = tuple(sum(s[i] for _, s in rest) for i in range(4))
         ranked = [*ranked[:top], (OTHER, merged)]
-    return tuple(share_of(name, sums, n, total, exact_bytes)
+    return tuple(share_of(name, sums, n, total, variance, exact_bytes)
                  for name, sums in ranked)

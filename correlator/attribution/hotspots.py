@@ -16,7 +16,9 @@ A direction of a cable between two switches is judged once, under its sender's `
 the first interval that is not hot. Severity is ``critical`` when some signal is
 at least twice its threshold, else ``warning``. Culprits are the fewest top senders that
 make half the bytes; victims are every other job and tenant on the direction, and the
-jobs whose senders the CNPs seen on the reverse direction throttle. A direction's traffic
+jobs whose senders the CNPs seen on the reverse direction throttle. They are those of the
+episode's best-sampled hot interval (the most samples on the direction), so an interval
+with little traffic, late in the episode, does not replace them. A direction's traffic
 is read from whichever end of the cable sampled it (:func:`traffic_of`). One tenant with
 at least ``dominance`` of the bytes while others also use the link is a noisy neighbour.
 """
@@ -148,6 +150,7 @@ class _Streak:
     start: float
     count: int = 0
     peak: dict[str, float] = field(default_factory=dict)
+    story: tuple[LinkTraffic | None, LinkTraffic | None] = (None, None)  # best-sampled
 
 
 class HotspotTracker:
@@ -184,11 +187,14 @@ class HotspotTracker:
             streak.count += 1
             for kind, ratio in hot.items():
                 streak.peak[kind] = max(ratio, streak.peak.get(kind, 0.0))
+            peer = peers.get(port, "")
+            link = traffic_of(links, port, direction, peer)
+            best = streak.story[0]
+            if link is not None and (best is None or link.samples > best.samples):
+                streak.story = (link, traffic_of(links, port, OUT if direction == IN else IN,
+                                                 peer))
             if streak.count >= self.limits.intervals:
-                peer = peers.get(port, "")
-                link = traffic_of(links, port, direction, peer)
-                reverse = traffic_of(links, port, OUT if direction == IN else IN, peer)
-                self.active[key] = self._hotspot(key, peer, link, reverse, streak, found)
+                self.active[key] = self._hotspot(key, peer, streak, found)
         return sorted(self.active.values(), key=lambda h: (h.port, h.direction))
 
     def _cool(self, key: tuple[str, str], at: float) -> None:
@@ -198,9 +204,9 @@ class HotspotTracker:
             self.ended.append(replace(hotspot, end=at))
             del self.ended[:-self._keep]
 
-    def _hotspot(self, key: tuple[str, str], peer: str, link: LinkTraffic | None,
-                 reverse: LinkTraffic | None, streak: _Streak,
+    def _hotspot(self, key: tuple[str, str], peer: str, streak: _Streak,
                  found: dict[str, float]) -> Hotspot:
+        link, reverse = streak.story
         kinds = tuple(k for k in KINDS if k in streak.peak)
         severity = "critical" if max(streak.peak.values()) >= 2 else "warning"
         previous = self.active.get(key)

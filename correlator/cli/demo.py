@@ -33,7 +33,7 @@ from inventory.errors import ConfigError, SourceError
 
 DEFAULT_SCENARIO = Path(__file__).parents[2] / "examples" / "scenarios" / "demo.yaml"
 _PASSWORD_ENV = "FABCORR_DEMO_GNMI_PASSWORD"
-_SETUP_S = 5.0  # the service discovers the switches and gets ready well within this
+_SETUP_S = 8.0  # the traffic is played ahead and the service gets ready well within this
 EXPORTS = {"graphml": "fabric.graphml", "gexf": "fabric.gexf", "json": "fabric.json",
            "dot": "fabric.dot", "cytoscape": "fabric.cytoscape.json"}
 
@@ -79,9 +79,11 @@ def _demo(args: argparse.Namespace) -> ExitStatus:
     truth = TruthRecorder(model, keep_readings=False)
     snmp = [name for name in (args.snmp or "").split(",") if name]
     try:
-        fabric = EmulatedFabric(model, password="demo-only", snmp=snmp).start()
+        fabric = EmulatedFabric(model, password="demo-only", snmp=snmp)
     except ValueError as exc:
         raise ConfigError("--snmp", "", str(exc)) from exc
+    fabric.prepare(lambda _: truth.observe())  # the traffic ahead of time: see emulator
+    fabric.start()
     service: subprocess.Popen | None = None
     try:
         names = sorted(fabric.targets)
@@ -106,7 +108,7 @@ def _demo(args: argparse.Namespace) -> ExitStatus:
         _say(f"traffic starts at {time.strftime('%H:%M:%S', time.localtime(start))}; "
              "one line per attributed interval")
         _wait_until(start)
-        fabric.run_in_background(("127.0.0.1", sflow_port), lambda _: truth.observe())
+        fabric.run_in_background(("127.0.0.1", sflow_port))
         _follow(url, fabric, start, began)
         if fabric.error is not None:
             raise fabric.error

@@ -38,7 +38,7 @@ from correlator.service.config import ServiceConfig
 from correlator.service.exporter import Exposition
 from correlator.service.state import View
 from correlator.sflow.accounting import Totals
-from correlator.sflow.receiver import ReceiverPool, Worker, interval_end, serve
+from correlator.sflow.receiver import Receiver, ReceiverPool, Worker, interval_end, serve
 from inventory.counters import PortCounters
 from inventory.discovery import discover_all
 from inventory.factfile import read_facts
@@ -73,6 +73,7 @@ class Service:
         self._discovered = FactSet()
         self._switches = config.switches  # and those the crawl found
         self._worker: Worker | None = None
+        self._receiver: Receiver | None = None
         self._pool: ReceiverPool | None = None
         self._publishing = asyncio.Lock()
         self._published = 0
@@ -91,7 +92,6 @@ class Service:
         http.start()
         self.http = http
         tasks: list[asyncio.Task[None]] = []
-        transport = None
         try:
             fabric = await self._first_fabric()
             self.view = dataclasses.replace(self.view, fabric=fabric, ready=True)
@@ -101,8 +101,8 @@ class Service:
             if config.sflow.workers > 1:
                 self._pool = ReceiverPool(config.sflow).__enter__()
             else:
-                self._worker = Worker(start)
-                transport = await serve(config.sflow, self._worker)
+                self._worker = Worker(start, config.interval_s)
+                self._receiver = await serve(config.sflow, self._worker)
             if self._switches:
                 self._collector = Collector(self._switches, config.telemetry_interval_s,
                                             self._readings)
@@ -121,8 +121,8 @@ class Service:
                 await self._close_interval(time.time())
             _log.info("stopped: %d intervals attributed, %d flow samples received",
                       self._published, self._totals.samples.get("flow", 0))
-            if transport is not None:
-                transport.close()
+            if self._receiver is not None:
+                self._receiver.close()
             if self._pool is not None:
                 self._pool.close()
             if self._kubernetes is not None:
@@ -246,24 +246,29 @@ class Service:
     # -- intervals ----------------------------------------------------------------------
 
     async def _intervals(self, stop: asyncio.Event, start: float) -> None:
-        interval_s = self.config.interval_s
-        end = interval_end(start, interval_s)
+        end = interval_end(start, self.config.interval_s)
         while True:
             if self._pool is not None:
-                interval, totals = await asyncio.to_thread(self._pool.next_interval)
+                closed = [await asyncio.to_thread(self._pool.next_interval)]
             else:
                 if await _sleep(stop, end - time.time()):
                     return
-                assert self._worker is not None
-                interval, totals = self._worker.take(end)
-            await self._publish(interval, totals)
-            end = interval_end(time.time(), interval_s)
+                closed = self._closed(time.time())
+                end = self._worker.end
+            for interval, totals in closed:
+                await self._publish(interval, totals)
+
+    def _closed(self, now: float) -> list[tuple[Interval, Totals]]:
+        """The intervals ended by ``now``, once every datagram queued has been read."""
+        assert self._worker is not None and self._receiver is not None
+        self._receiver.drain()
+        return self._worker.close(now)
 
     async def _close_interval(self, now: float) -> None:
         """Attribute what was received since the last boundary (at shutdown)."""
         if self._worker is not None:
-            interval, totals = self._worker.take(now)
-            await self._publish(interval, totals)
+            for interval, totals in [*self._closed(now), self._worker.take(now)]:
+                await self._publish(interval, totals)
 
     async def _publish(self, interval: Interval, totals: Totals) -> None:
         async with self._publishing:

@@ -1,11 +1,16 @@
 """Receiving sFlow: UDP sockets, a decode-and-accumulate loop, several worker processes.
 
 One :class:`Worker` decodes datagrams into an :class:`~correlator.attribution.accumulate.
-Accumulator` and counts everything (:mod:`~correlator.sflow.accounting`). In
-the asyncio service it sits behind a datagram endpoint (:func:`serve`); to use more cores,
+Accumulator` and counts everything (:mod:`~correlator.sflow.accounting`). A datagram
+belongs to the wall-clock interval it *arrived* in, by the kernel's receive timestamp
+(``SO_TIMESTAMPNS``), not to the one in progress when the process gets round to reading
+it: a busy collector reads late, and what queued before a boundary still counts before
+it. The worker closes an interval when a datagram of the next one arrives, or when asked
+to (:meth:`Worker.close`). In the asyncio service a :class:`Receiver` reads every queued
+datagram whenever the socket is readable (:func:`serve`); to use more cores,
 :class:`ReceiverPool` starts processes that each bind the same port with ``SO_REUSEPORT``
-(the kernel spreads agents over them) and hand over each interval, on wall-clock
-boundaries, to the parent, which merges them.
+(the kernel spreads agents over them) and hand over each interval to the parent, which
+merges them.
 """
 
 from __future__ import annotations
@@ -16,6 +21,7 @@ import math
 import multiprocessing
 import queue
 import socket
+import struct
 import time
 from dataclasses import dataclass
 
@@ -26,6 +32,9 @@ from inventory.errors import ConfigError
 
 MAX_DATAGRAM = 65535
 _CHECK_S = 0.1  # how often a worker process reads its control queue
+_STAMP = struct.Struct("@qq")  # struct timespec: seconds, nanoseconds
+SO_TIMESTAMPNS = getattr(socket, "SO_TIMESTAMPNS", 35)  # Linux asm-generic; Python lacks it
+"""Receive timestamps in nanoseconds; its control messages carry the same number."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,6 +66,7 @@ def open_socket(config: ReceiverConfig, reuse_port: bool = False) -> socket.sock
     family = socket.AF_INET6 if ":" in config.host else socket.AF_INET
     sock = socket.socket(family, socket.SOCK_DGRAM)
     try:
+        sock.setsockopt(socket.SOL_SOCKET, SO_TIMESTAMPNS, 1)
         if family == socket.AF_INET6:
             sock.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 0)
         if reuse_port:
@@ -83,24 +93,56 @@ def interval_end(at: float, interval_s: float) -> float:
     return (math.floor(at / interval_s) + 1) * interval_s
 
 
+def arrival(ancillary: list[tuple[int, int, bytes]], default: float) -> float:
+    """The kernel's receive time of a datagram from ``recvmsg``'s ancillary data
+    (``default`` when the kernel gave none).
+
+    >>> arrival([(socket.SOL_SOCKET, SO_TIMESTAMPNS, _STAMP.pack(1700000000, 500000000))],
+    ...         0.0)
+    1700000000.5
+    """
+    for level, kind, data in ancillary:
+        if level == socket.SOL_SOCKET and kind == SO_TIMESTAMPNS:
+            seconds, nanoseconds = _STAMP.unpack_from(data)
+            return seconds + nanoseconds / 1e9
+    return default
+
+
+_ANCILLARY = socket.CMSG_SPACE(_STAMP.size)
+
+
 class Worker:
-    """Decodes datagrams into the current interval, counting everything."""
+    """Decodes datagrams into the interval they arrived in, counting everything; the
+    intervals it closed wait in :attr:`closed` until taken (:meth:`close`)."""
 
-    __slots__ = ("accumulator", "decoder", "loss")
+    __slots__ = ("accumulator", "closed", "decoder", "end", "interval_s", "loss")
 
-    def __init__(self, start: float) -> None:
+    def __init__(self, start: float, interval_s: float) -> None:
         self.decoder = Decoder()
         self.accumulator = Accumulator(start)
         self.loss = LossTracker()
+        self.interval_s = interval_s
+        self.end = interval_end(start, interval_s)
+        self.closed: list[tuple[Interval, Totals]] = []
 
     def handle(self, data: bytes, at: float) -> None:
+        """One datagram that arrived at ``at`` (arrival order: ``at`` never goes back)."""
+        if at >= self.end:
+            self._close_until(at)
         datagram = self.decoder.decode(data)
         if datagram is not None:
             self.loss.observe(datagram, len(data))
             self.accumulator.add(datagram, at)
 
+    def close(self, now: float) -> list[tuple[Interval, Totals]]:
+        """Every interval that ended by ``now`` and was not taken yet, oldest first."""
+        self._close_until(now)
+        closed, self.closed = self.closed, []
+        return closed
+
     def take(self, end: float) -> tuple[Interval, Totals]:
-        """The interval up to ``end`` and what was counted in it; both start over."""
+        """The interval in progress, cut at ``end`` (at shutdown), and what was counted
+        in it; both start over."""
         totals, decoder = self.loss.take(), self.decoder
         totals.samples.update(decoder.samples)
         totals.rejects.update(decoder.rejects)
@@ -108,21 +150,39 @@ class Worker:
         decoder.rejects.clear()
         return self.accumulator.take(end), totals
 
-
-class _Endpoint(asyncio.DatagramProtocol):
-    def __init__(self, worker: Worker) -> None:
-        self.worker = worker
-
-    def datagram_received(self, data: bytes, addr: object) -> None:
-        self.worker.handle(data, time.time())
+    def _close_until(self, at: float) -> None:
+        while at >= self.end:
+            self.closed.append(self.take(self.end))
+            self.end = interval_end(self.end, self.interval_s)
 
 
-async def serve(config: ReceiverConfig, worker: Worker) -> asyncio.DatagramTransport:
-    """Feed ``worker`` from a socket on the running loop; close the transport to stop."""
-    loop = asyncio.get_running_loop()
-    transport, _ = await loop.create_datagram_endpoint(
-        lambda: _Endpoint(worker), sock=open_socket(config.validate()))
-    return transport
+class Receiver:
+    """Reads a socket on the running loop: every queued datagram, with its arrival time,
+    whenever it is readable; :meth:`drain` reads what is queued now."""
+
+    def __init__(self, sock: socket.socket, worker: Worker) -> None:
+        self.socket, self.worker = sock, worker
+        sock.setblocking(False)
+        self._loop = asyncio.get_running_loop()
+        self._loop.add_reader(sock.fileno(), self.drain)
+
+    def drain(self) -> None:
+        receive, handle = self.socket.recvmsg, self.worker.handle
+        while True:
+            try:
+                data, ancillary, _, _ = receive(MAX_DATAGRAM, _ANCILLARY)
+            except (BlockingIOError, InterruptedError):
+                return
+            handle(data, arrival(ancillary, time.time()))
+
+    def close(self) -> None:
+        self._loop.remove_reader(self.socket.fileno())
+        self.socket.close()
+
+
+async def serve(config: ReceiverConfig, worker: Worker) -> Receiver:
+    """Feed ``worker`` from a socket on the running loop; close the receiver to stop."""
+    return Receiver(open_socket(config.validate()), worker)
 
 
 class ReceiverPool:
@@ -201,20 +261,19 @@ def _work(config: ReceiverConfig, results: multiprocessing.Queue,
     ready.put("")
     sock.settimeout(_CHECK_S)
     now = time.time()
-    worker, end = Worker(now), interval_end(now, config.interval_s)
-    receive, handle, check = sock.recv, worker.handle, now + _CHECK_S
+    worker = Worker(now, config.interval_s)
+    receive, handle, check = sock.recvmsg, worker.handle, now + _CHECK_S
     while True:
         try:
-            data = receive(MAX_DATAGRAM)
+            data, ancillary, _, _ = receive(MAX_DATAGRAM, _ANCILLARY)
         except TimeoutError:
-            data = b""
+            data, ancillary = b"", []
         now = time.time()
-        if now >= end:
-            interval, totals = worker.take(end)
-            results.put((end, interval, totals))
-            end = interval_end(now, config.interval_s)
         if data:
-            handle(data, now)
+            handle(data, arrival(ancillary, now))
+        # with datagrams still queued, the next one may have arrived before a boundary
+        for interval, totals in worker.close(now) if not data else worker.close(0.0):
+            results.put((interval.end, interval, totals))
         if now >= check:
             check = now + _CHECK_S
             with contextlib.suppress(queue.Empty):

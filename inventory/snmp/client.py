@@ -109,7 +109,10 @@ def _auth(options: SnmpOptions) -> CommunityData | UsmUserData:
 async def walk(host: str, options: SnmpOptions, subtrees: Iterable[Oid]) -> Walk:
     """Walk ``subtrees`` of one agent once, with the client this event loop keeps for it:
     an SNMP engine costs up to 0.7 s of CPU to make (pysnmp builds its MIB machinery),
-    far more than a walk. A client whose walk failed is dropped and closed."""
+    far more than a walk. A failed walk keeps the client: an agent that times out is
+    asked again by the same engine (a new engine per failure costs more CPU on a machine
+    that is already too busy to answer in time, and the answers still in flight to the
+    old one would reach a closed transport)."""
     clients = _clients.setdefault(asyncio.get_running_loop(), {})
     key = (host, id(options))
     client = clients.get(key)
@@ -118,12 +121,8 @@ async def walk(host: str, options: SnmpOptions, subtrees: Iterable[Oid]) -> Walk
     try:
         return await asyncio.wait_for(client.walk(subtrees),
                                       timeout=options.timeout_s * (options.retries + 1) * 8)
-    except BaseException as exc:
-        clients.pop(key, None)
-        client.close()
-        if isinstance(exc, TimeoutError):
-            raise SourceTimeout(f"{host}: SNMP walk did not finish in time") from exc
-        raise
+    except TimeoutError as exc:
+        raise SourceTimeout(f"{host}: SNMP walk did not finish in time") from exc
 
 
 _clients: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[tuple[str, int],

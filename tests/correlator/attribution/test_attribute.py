@@ -2,6 +2,10 @@
 
 Wilson 95 % intervals used below (z = 1.959964): 30 of 45 -> [0.520705, 0.786411],
 10 of 45 -> [0.125447, 0.362693], 15 of 45 -> [0.213589, 0.479295].
+Ratio-estimator intervals for equal frames (share R of c of n samples: R ± z·sqrt(((1-R)²c
++ R²(n-c)) / n²)): 30 of 45 -> [0.528934, 0.804399], 10 of 45 -> [0.100754, 0.343691],
+15 of 45 -> [0.195601, 0.471066].
+A share's interval is the wider of the two on each side.
 """
 
 from dataclasses import replace
@@ -32,7 +36,7 @@ def test_uplink_is_where_the_samples_say(fabric):
     assert fabric.peer(UPLINK) == "port:spine01/Ethernet1"
 
 
-def test_shares_apportion_the_counter_bytes_with_wilson_intervals(fabric):
+def test_shares_apportion_the_counter_bytes_with_the_wider_interval(fabric):
     interval = _interval(flows(A0, A1, 30), flows(B0, B1, 10), flows("10.9.9.9", A1, 5))
     rates = {UPLINK: Rates("leaf01", "Ethernet3", T0 + 10, 10.0, {"out_octets": 2e9}, {},
                            speed_bps=400_000_000_000, out_utilization=0.04)}
@@ -46,10 +50,10 @@ def test_shares_apportion_the_counter_bytes_with_wilson_intervals(fabric):
     a, b, nobody = tenants["tenant:a"], tenants["tenant:b"], tenants[UNATTRIBUTED]
     assert (a.samples, b.samples, nobody.samples) == (30, 10, 5)
     assert a.share == pytest.approx(2 / 3) and b.share == pytest.approx(2 / 9)
-    assert (a.share_low, a.share_high) == pytest.approx((0.520705, 0.786411), abs=1e-6)
-    assert (b.share_low, b.share_high) == pytest.approx((0.125447, 0.362693), abs=1e-6)
+    assert (a.share_low, a.share_high) == pytest.approx((0.520705, 0.804399), abs=1e-6)
+    assert (b.share_low, b.share_high) == pytest.approx((0.100754, 0.362693), abs=1e-6)
     assert a.bytes == pytest.approx(2e10 * 2 / 3) and a.exact
-    assert (a.low, a.high) == pytest.approx((0.520705 * 2e10, 0.786411 * 2e10), rel=1e-5)
+    assert (a.low, a.high) == pytest.approx((0.520705 * 2e10, 0.804399 * 2e10), rel=1e-5)
     assert nobody.bytes == pytest.approx(2e10 / 9)
     assert _by_name(link.jobs).keys() == {"job:a/llm", "job:b/cv", UNATTRIBUTED}
     assert [s.name for s in link.pairs] == ["job:a/llm -> job:a/llm", "job:b/cv -> job:b/cv",
@@ -74,7 +78,7 @@ def test_pods_are_cut_to_the_top_k_plus_other(fabric):
                                                         ("other", 15)]
     assert link.pods[1].share == pytest.approx(15 / 45)
     assert (link.pods[1].share_low, link.pods[1].share_high) == pytest.approx(
-        (0.213589, 0.479295), abs=1e-6)
+        (0.195601, 0.479295), abs=1e-6)
 
 
 def test_a_port_with_counters_and_no_samples_says_so(fabric):

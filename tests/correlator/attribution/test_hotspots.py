@@ -153,3 +153,20 @@ def test_a_hotspot_on_a_port_known_only_from_its_peer_still_names_the_culprits(f
         attribute(fabric, acc.take(T0 + 10), rates), rates)
     assert (hot.port, hot.direction, hot.peer) == (UPLINK, "out", spine)
     assert [(s.name, s.samples) for s in hot.culprits] == [("tenant:a", 30)]
+
+
+def test_a_hotspot_keeps_the_story_of_its_best_sampled_hot_interval(fabric):
+    """Culprits and victims come from the hot interval with the most samples on the
+    direction: a thin interval later in the episode does not replace them, a richer one
+    does."""
+    tracker = HotspotTracker(LIMITS)
+    _step(tracker, fabric, T0, _rates(T0 + 10, 0.9), _traffic())  # 100 samples, a leads
+    (hot,) = _step(tracker, fabric, T0 + 10, _rates(T0 + 20, 0.9), flows(B0, B1, 3))
+    assert [(s.name, s.samples) for s in hot.culprits] == [("tenant:a", 80)]
+    assert [(s.name, s.samples) for s in hot.victims] == [("tenant:b", 20)]
+    assert [(s.name, s.samples) for s in hot.throttled] == [("job:a/llm", 9)]
+    (hot,) = _step(tracker, fabric, T0 + 20, _rates(T0 + 30, 0.9),
+                   flows(B0, B1, 90) + flows(A0, A1, 11))  # 101 samples: b leads now
+    assert [(s.name, s.samples) for s in hot.culprits] == [("tenant:b", 90)]
+    assert [(s.name, s.samples) for s in hot.victims] == [("tenant:a", 11)]
+    assert hot.throttled == () and hot.start == T0

@@ -85,7 +85,7 @@ def test_hotspots_and_top_tables(capsys, run):
     assert code == 0 and lines[0] == "Hotspots: 1 active, 0 ended"
     assert re.split(r"\s{2,}", lines[2])[:8] == [
         "leaf01:Ethernet5", "out", "utilization", "warning", "1767229200", "active",
-        "team-a 85.6% (85.0%-86.3%)", "team-b 14.4% (13.7%-15.0%)"]
+        "team-a 85.9% (85.2%-86.5%)", "team-b 14.1% (13.5%-14.8%)"]
     code, out, _ = answer(capsys, ["top", "tenants", "--server", url])
     assert out.splitlines() == ["Fabric-wide, per tier: interval 1767229220 +10s",
                                 "TIER        TENANT  GBYTES/S",

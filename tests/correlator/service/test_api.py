@@ -17,6 +17,7 @@ LAST = T0 + 20  # the last of the capture's three intervals
 SPINE_IN = 438_270_000_000.0  # the counters' bytes of spine01:Ethernet1 in, last interval
 CNP_BYTES = 46_800_000.0  # leaf01:Ethernet5 in: team-b's CNPs
 A_SAMPLES, B_SAMPLES = 8938, 1498  # the samples of team-a and team-b on spine01 in
+A_PEAK = 9013  # team-a's samples there in the first interval, the best-sampled (10,495)
 TEAM_A_BPS = SPINE_IN * A_SAMPLES / (A_SAMPLES + B_SAMPLES) / SECONDS  # equal frame sizes
 TEAM_B_BPS = (SPINE_IN * B_SAMPLES / (A_SAMPLES + B_SAMPLES) + CNP_BYTES) / SECONDS
 
@@ -47,8 +48,8 @@ def test_hotspots_name_the_culprit_the_victim_and_whom_the_cnps_throttle(view):
     assert _names(hot["victims"]) == ["tenant:team-b"]
     assert _names(hot["victim_jobs"]) == ["job:team-b/bert-large"]
     assert _names(hot["throttled"]) == ["job:team-b/bert-large"]
-    assert hot["culprits"][0]["samples"] == A_SAMPLES
-    assert hot["noisy_neighbour"] == ("tenant:team-a sends 86% (85%-86%) of a link that "
+    assert hot["culprits"][0]["samples"] == A_PEAK  # the hotspot's best-sampled interval
+    assert hot["noisy_neighbour"] == ("tenant:team-a sends 86% (85%-87%) of a link that "
                                       "tenant:team-b also use")
 
 

@@ -61,12 +61,14 @@ def test_two_worker_processes_share_the_port_and_lose_nothing():
     by_agent: dict[bytes, list[int]] = {}
     for segment in merged.segments:  # the samples may straddle interval boundaries
         for key, sums in segment.flows():
-            mine = by_agent.setdefault(key[0], [0, 0, 0])
+            mine = by_agent.setdefault(key[0], [0, 0, 0, 0])
             for i, value in enumerate(sums):
                 mine[i] += value
     assert {socket.inet_ntoa(a) for a in by_agent} == set(agents)
     for sums in by_agent.values():
-        assert sums == [299 * 4, 299 * 4 * len(FRAME + bytes(4)) * 1000, 299 * 4 * 1000]
+        length = len(FRAME + bytes(4))
+        assert sums == [299 * 4, 299 * 4 * length * 1000, 299 * 4 * 1000,
+                        299 * 4 * length * length * 1000 * 1000]
 
 
 def test_a_taken_port_is_a_clear_error():
@@ -80,7 +82,7 @@ def test_a_taken_port_is_a_clear_error():
 
 def test_the_asyncio_endpoint_feeds_a_worker():
     async def run():
-        worker = Worker(time.time())
+        worker = Worker(time.time(), 3600.0)
         port = _free_port()
         transport = await serve(ReceiverConfig(host="127.0.0.1", port=port), worker)
         try:
@@ -91,8 +93,10 @@ def test_the_asyncio_endpoint_feeds_a_worker():
                     break
         finally:
             transport.close()
-        return worker.take(time.time())
+        now = time.time()
+        return [*worker.close(now), worker.take(now)]  # an hour's boundary may fall inside
 
-    interval, totals = asyncio.run(run())
-    assert (totals.datagrams, totals.samples) == (20, {"flow": 80})
-    assert sum(s[0] for seg in interval.segments for _, s in seg.flows()) == 80
+    parts = asyncio.run(run())
+    assert sum(t.datagrams for _, t in parts) == 20
+    assert sum(t.samples["flow"] for _, t in parts) == 80
+    assert sum(s[0] for i, _ in parts for seg in i.segments for _, s in seg.flows()) == 80
