@@ -5,11 +5,9 @@
 
 from __future__ import annotations
 
+from simulator.cabling import Cabling, Hop
 from simulator.congestion import Hops, Hot
 from simulator.flow_frames import CNP_BYTES, DATA_BYTES, WIRE_EXTRA
-from topology.graph import FabricGraph
-from topology.paths import Hop
-from topology.schema import TIER, NodeKind, switch_id
 
 Tap = tuple[str, int, int]
 """Where an sFlow agent sees a packet: switch, ingress ifIndex, egress ifIndex (each also
@@ -21,29 +19,22 @@ class PortTable:
     (-1: none, or a host), rank among egress ports (up the Clos by tier, then down),
     packets it can send per tick of ``tick_s``, and its cumulative counters."""
 
-    def __init__(self, fabric: FabricGraph, tick_s: float) -> None:
+    def __init__(self, cabling: Cabling, tick_s: float) -> None:
         self.tick_s = tick_s
-        graph = fabric.graph
-        ids = fabric.nodes_of(NodeKind.PORT)
-        self.names = [(graph.nodes[p]["switch"], graph.nodes[p]["name"]) for p in ids]
+        self.names = list(cabling.ports)
         self.index = {name: i for i, name in enumerate(self.names)}
-        position = {p: i for i, p in enumerate(ids)}
-        self.ifindex = [graph.nodes[p].get("ifindex") or 0 for p in ids]
-        self.speed = [graph.nodes[p].get("speed_bps") or 0 for p in ids]
+        self.ifindex = [cabling.ifindex[name] for name in self.names]
+        self.speed = [cabling.speed[name] for name in self.names]
         self.capacity = [s * tick_s / 8 / (DATA_BYTES + WIRE_EXTRA) for s in self.speed]
-        tier = {s: graph.nodes[s].get(TIER, 1) for s in fabric.nodes_of(NodeKind.SWITCH)}
+        tier = cabling.tier
         self.peer, self.rank = [], []
-        for p in ids:
-            far = fabric.peer(p)
-            here = tier.get(switch_id(graph.nodes[p]["switch"]), 1)
-            if far is not None and graph.nodes[far]["kind"] == NodeKind.PORT:
-                self.peer.append(position[far])
-                up = tier.get(switch_id(graph.nodes[far]["switch"]), 1) > here
-            else:
-                self.peer.append(-1)
-                up = False
+        for name in self.names:
+            far = cabling.peer.get(name)
+            here = tier.get(name[0], 1)
+            self.peer.append(-1 if far is None else self.index[far])
+            up = far is not None and tier.get(far[0], 1) > here
             self.rank.append(here if up else 100 - here)
-        count = len(ids)
+        count = len(self.names)
         self.data_in, self.data_out = [0] * count, [0] * count
         self.cnp_in, self.cnp_out = [0] * count, [0] * count
         self.ecn, self.dropped = [0] * count, [0] * count

@@ -28,6 +28,7 @@ from dataclasses import dataclass
 from typing import NamedTuple
 
 from inventory.facts import FactSet
+from simulator.cabling import Cabling, Hop, podif_key
 from simulator.congestion import Hops, Hot, throttle
 from simulator.ecmp import Ecmp, five_tuple
 from simulator.flow_frames import (
@@ -43,11 +44,6 @@ from simulator.ownership import Ownership, facts_with_history
 from simulator.port_table import PortTable, Tap
 from simulator.scenario import IpReuse, LinkDown, Noisy, Scenario, SwitchDown, check_names
 from simulator.workload import Flow, job_flows
-from topology.build import build_graph
-from topology.footprint import plugs
-from topology.graph import FabricGraph
-from topology.paths import Hop
-from topology.schema import NodeKind
 
 TICK_S = 1.0
 CNP_PER_S = 20_000  # one CNP per queue pair per 50 us at most (DCQCN)
@@ -86,36 +82,38 @@ class TruthInterval:
 
 
 class TrafficModel:
-    """A scenario's traffic over the fabric its spec generates; :meth:`step` advances it.
+    """A scenario's traffic over the fabric its spec generates, routed on the cabling of
+    its facts (:mod:`simulator.cabling`); :meth:`step` advances it.
 
-    ``facts`` and ``fabric`` default to the scenario's generated facts and their graph
-    (pass them to share them); ``start`` (Unix seconds) defaults to the scenario's.
+    ``facts`` default to the scenario's generated facts (pass them to share them);
+    ``start`` (Unix seconds) defaults to the scenario's.
     """
 
     def __init__(self, scenario: Scenario, facts: FactSet | None = None,
-                 fabric: FabricGraph | None = None, start: float | None = None) -> None:
+                 start: float | None = None) -> None:
         self.scenario = scenario
         self.facts = facts or generate_facts(scenario.fabric)
         check_names(scenario, self.facts)
-        self.fabric = fabric or build_graph(self.facts)
+        self.cabling = Cabling(self.facts)
         self.start = scenario.start_time if start is None else start
         self.now = 0.0
         self.down_switches: set[str] = set()
         self.down_ports: set[tuple[str, str]] = set()
         self.truth: list[TruthInterval] = []
-        self._ports = PortTable(self.fabric, TICK_S)
-        self._ecmp = Ecmp(self.fabric, scenario.seed)
+        self._ports = PortTable(self.cabling, TICK_S)
+        self._ecmp = Ecmp(self.cabling, scenario.seed)
         self._owners = Ownership(self.facts)
         self._gbps = [job.gbps for job in scenario.traffic]
         self._events = list(scenario.events)
-        self.flows: list[Flow] = job_flows(self.fabric, scenario.traffic, scenario.seed)
+        self.flows: list[Flow] = job_flows(self.facts, self.cabling, scenario.traffic,
+                                           scenario.seed)
         routes = [self._route(f) for f in self.flows]
         self.routes: list[tuple[Hop, ...] | None] = [r[0] for r in routes]
         self._paths: list[Hops | None] = [r[1] for r in routes]
         self._taps: list[tuple[Tap, ...]] = [r[2] for r in routes]
-        nodes = self.fabric.graph.nodes
-        self._macs = {p: bytes.fromhex(nodes[p].get("mac", "").replace(":", "")) or bytes(6)
-                      for p in self.fabric.nodes_of(NodeKind.POD_INTERFACE)}
+        self._macs = {podif_key(f.namespace, f.pod, f.interface):
+                      bytes.fromhex(f.mac.replace(":", "")) or bytes(6)
+                      for f in self.facts.pod_interfaces}
         self._frames = [SampledFrame(data_frame(self._macs[f.src], f.src_ip, f.dst_ip, f.qp,
                                                 f.sport)) for f in self.flows]
         self._rate = [f.share * PACKETS_PER_GBIT for f in self.flows]
@@ -219,9 +217,8 @@ class TrafficModel:
         return (hops, *self._ports.path_of(hops))
 
     def _hops(self, src: str, dst: str, key: bytes) -> tuple[Hop, ...] | None:
-        table, nodes = plugs(self.fabric), self.fabric.graph.nodes
-        a, b = nodes[table[src].leaf_port], nodes[table[dst].leaf_port]
-        return self._ecmp.path(a["switch"], a["name"], b["switch"], b["name"], key)
+        a, b = self.cabling.plugs[src], self.cabling.plugs[dst]
+        return self._ecmp.path(a.leaf, a.port, b.leaf, b.port, key)
 
     def _cnps(self, hot: dict[int, Hot], sent: list[int], offered: list[float],
               delivered: list[float]) -> list[tuple[tuple[Tap, ...], SampledFrame, int]]:

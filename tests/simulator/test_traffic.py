@@ -16,6 +16,7 @@ from simulator.gnmi_target import GnmiTarget
 from simulator.scenario import load_scenario, scenario_from
 from simulator.traffic import CNP_PER_S, TrafficModel, TruthKey
 from simulator.workload import pattern_pairs
+from topology.build import build_graph
 from topology.paths import interface_paths
 
 SCENARIOS = Path(__file__).parents[2] / "examples" / "scenarios"
@@ -274,8 +275,10 @@ def test_three_tier_paths_are_equal_cost_and_truth_matches_counters():
                    [{"tenant": "a", "name": "x", "pods": 8, "pattern": "all-to-all",
                      "gbps": 390}], seconds=2)
     assert Counter(len(r) for r in model.routes) == {5: 32, 3: 16, 1: 8}
+    graph = build_graph(model.facts)  # an independent cross-check: the inventory's paths
     for flow, route in zip(model.flows, model.routes, strict=True):
-        assert route in interface_paths(model.fabric, flow.src, flow.dst, limit=1000).paths
+        listed = interface_paths(graph, flow.src, flow.dst, limit=1000).paths
+        assert route in [tuple((h.switch, h.ingress, h.egress) for h in p) for p in listed]
     _run(model)
     totals: Counter = Counter()
     for truth in model.truth:
