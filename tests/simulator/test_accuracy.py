@@ -13,9 +13,9 @@ from typing import Any
 import pytest
 
 from correlator.cli.printers import to_data
+from correlator.cli.simulate import recompute_hotspots
 from correlator.replay import ReplayConfig, replay
 from simulator.fabric_run import stream
-from simulator.reported import recompute_hotspots
 from simulator.scenario import IpReuse, LinkDown, Noisy, SwitchDown, load_scenario
 from simulator.score import score
 from simulator.traffic import TrafficModel
@@ -102,6 +102,9 @@ def test_demo_reused_ip_is_the_old_pod_before_and_the_new_one_after(demo):
 
 
 def test_hotspots_recomputed_from_the_attribution_log_are_the_reported_ones(demo):
+    """``simulate score`` without hotspots recomputes them from the log: the same ones the
+    replay reported (a consistency check of fabcorr's side; the true ones come from the
+    scorer's own judgement)."""
     found = recompute_hotspots(demo.attributions)
     assert sorted((h["port"], h["direction"], h["start"]) for h in found) == sorted(
         (h["port"], h["direction"], h["start"]) for h in demo.hotspots)
@@ -124,9 +127,9 @@ def test_a_failed_link_carries_nothing_and_its_flows_move(failures):
     event = _event(failures, LinkDown)
     model = failures.model
     failed = port_id(event.switch, event.port)
-    cable = {failed, model.fabric.peer(failed)}
+    cable = {failed, port_id(*model.cabling.peer[(event.switch, event.port)])}
     parallel = port_id(event.switch, "Ethernet10")  # the other cable to the same spine
-    assert model.fabric.peer(parallel).startswith("port:spine01/")
+    assert model.cabling.peer[(event.switch, "Ethernet10")][0] == "spine01"
     since = failures.at(event.at)
     sent: dict[str, list[float]] = {"truth before": [], "truth after": [], "fabcorr before": [],
                                     "fabcorr after": []}
