@@ -287,3 +287,33 @@ def test_cli_reads_fabcorr_attribute_json(tmp_path, capsys):
     assert main(["simulate", "score", "--truth", str(tmp_path / "truth.jsonl"), "--log",
                  str(tmp_path / "run.json")]) == 1
     assert "precision 0%" in capsys.readouterr().out
+
+
+def test_true_signals_by_hand_on_an_oversubscribed_uplink():
+    """A ring of 4 pods on two leaves at 320G per NIC, one 400G uplink per leaf: each leaf
+    uplink carries two flows, 640G offered (in full-MTU equivalents of 4178 wire bytes).
+    Its ``out`` marks (1 - 400/640) of the packets sent, drops 1e-4 of the 240G excess
+    (counted as out_discards and queue drops both), and the leaf pauses both feeding host
+    ports for the throttled 3/8 of the second: those ports' ``in`` pfc."""
+    model = TrafficModel(scenario_from({
+        "fabric": {"nodes": 4, "rails": 1, "leaves_per_rail": 2, "spines": 1, "vfs_per_pf": 2},
+        "jobs": [{"tenant": "a", "name": "llm", "pods": 4, "gbps": 320,
+                  "message": {"write_bytes": 4096}}],
+        "interval_s": 1, "seconds": 1}))
+    recorder = TruthRecorder(model)
+    model.step()
+    (record,) = recorder.observe()
+    uplink = next(h.egress for r in model.routes for h in r if h.switch == "leaf01"
+                  and h.egress != r[-1].egress)
+    sent = int(200e9 / 8 / (4174 + 20))  # WRITE ONLY units per flow, 200G each
+    out = record.signals[("leaf01", uplink, "out")]
+    assert out["ecn"] == round(2 * sent * (1 - 400 / 640))
+    assert out["discards"] == 2 * round(240e9 / 8 / (4158 + 20) * 1e-4)
+    octets = 2 * sent * (4174 + 66) + 2 * 20_000 * 78  # data and ACKs, CNPs coming back
+    assert out["bytes_per_s"] == octets and out["utilization"] == octets * 8 / 400e9
+    assert out["pfc"] == 0  # spine01 passes everything on: it pauses nobody
+    pauses = round((1 - 400 / 640) * 400e9 / (65535 * 512))
+    feeders = {r[0].ingress for r in model.routes if r[0].switch == "leaf01"}
+    for port in feeders:
+        assert record.signals[("leaf01", port, "in")]["pfc"] == pauses
+        assert "ecn" not in record.signals[("leaf01", port, "in")]
