@@ -62,7 +62,8 @@ CounterSource = Callable[[str, float], dict[str, int]]
 
 @dataclass(frozen=True, slots=True)
 class Tick:
-    """One tick (Unix seconds): per flow with packets, its taps, frame and packet count."""
+    """One tick (Unix seconds): what crossed the fabric as (taps, frame, count), one entry
+    per kind of frame of each flow that sent (its mix, its ACKs, its CNPs)."""
 
     start: float
     end: float
