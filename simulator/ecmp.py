@@ -2,8 +2,8 @@
 and picks one of its equal-cost next hops toward the destination leaf.
 
 The next hops of a switch toward leaf ``d`` are its cables to switches one hop closer to
-``d`` (the equal-cost set :func:`topology.paths.interface_paths` enumerates whole),
-ordered by egress ifIndex. The hash (:func:`ecmp_hash`) is CRC-32 of the packed 5-tuple
+``d`` over the scenario's own cabling (:mod:`simulator.cabling`), ordered by egress
+ifIndex. The hash (:func:`ecmp_hash`) is CRC-32 of the packed 5-tuple
 XOR the switch seed, mixed by a multiply so that switches do not polarize (a CRC is
 linear: seeding it alone would make every switch split flows the same way). So one flow
 always takes one path, and many flows spread over all of them. A failed cable leaves
@@ -16,9 +16,7 @@ import struct
 import zlib
 from collections import deque
 
-from topology.graph import FabricGraph
-from topology.paths import Hop
-from topology.schema import NodeKind, id_name, switch_id
+from simulator.cabling import Cabling, Hop
 
 _MIX = 0x9E3779B1  # 2^32 / golden ratio, odd: Knuth's multiplicative hash
 
@@ -45,21 +43,12 @@ def ecmp_hash(key: bytes, seed: int) -> int:
 class Ecmp:
     """ECMP routing over a fabric's switches, with cables that fail along the way."""
 
-    def __init__(self, fabric: FabricGraph, seed: int) -> None:
-        nodes = fabric.graph.nodes
-        self._links: dict[str, list[tuple[str, str, str]]] = {}
-        """Switch ID -> its cables as (egress port, neighbour switch ID, ingress port)."""
-        for a, b, data in fabric.switch_graph.edges(data=True):
-            ends = data["ends"]
-            for near, far in ((a, b), (b, a)):
-                self._links.setdefault(near, []).append(
-                    (nodes[ends[near]]["name"], far, nodes[ends[far]]["name"]))
-        order = {(nodes[p]["switch"], nodes[p]["name"]): nodes[p].get("ifindex") or 0
-                 for p in fabric.nodes_of(NodeKind.PORT)}
-        for switch, links in self._links.items():
-            name = id_name(switch)
-            links.sort(key=lambda link, n=name: (order.get((n, link[0]), 0), link[0]))
-        self._seeds = {s: switch_seed(seed, id_name(s)) for s in fabric.switch_graph}
+    def __init__(self, cabling: Cabling, seed: int) -> None:
+        switches = sorted({switch for switch, _ in cabling.ports})
+        self._links: dict[str, list[tuple[str, str, str]]] = {
+            s: cabling.links(s) for s in switches}
+        """Switch -> its cables as (egress port, neighbour switch, ingress port)."""
+        self._seeds = {s: switch_seed(seed, s) for s in switches}
         self._down: set[tuple[str, str]] = set()
         self._distances: dict[str, dict[str, int]] = {}
         self._next: dict[tuple[str, str], list[tuple[str, str, str]]] = {}
@@ -67,9 +56,9 @@ class Ecmp:
     def fail(self, switch: str, port: str) -> None:
         """Take the cable at ``switch``:``port`` (both its ends) out of every choice."""
         self._down.add((switch, port))
-        for egress, far, ingress in self._links.get(switch_id(switch), ()):
+        for egress, far, ingress in self._links.get(switch, ()):
             if egress == port:
-                self._down.add((id_name(far), ingress))
+                self._down.add((far, ingress))
         self._distances.clear()
         self._next.clear()
 
@@ -83,7 +72,7 @@ class Ecmp:
         when a host port is down or no route is left."""
         if (src_leaf, src_port) in self._down or (dst_leaf, dst_port) in self._down:
             return None
-        current, target, ingress = switch_id(src_leaf), switch_id(dst_leaf), src_port
+        current, target, ingress = src_leaf, dst_leaf, src_port
         hops = []
         while current != target:
             choices = self._next_hops(current, target)
@@ -91,7 +80,7 @@ class Ecmp:
                 return None
             egress, following, next_ingress = choices[
                 ecmp_hash(key, self._seeds[current]) % len(choices)]
-            hops.append(Hop(id_name(current), ingress, egress))
+            hops.append(Hop(current, ingress, egress))
             current, ingress = following, next_ingress
         hops.append(Hop(dst_leaf, ingress, dst_port))
         return tuple(hops)
@@ -104,7 +93,7 @@ class Ecmp:
             found = [] if here is None else [
                 link for link in self._links.get(switch, ())
                 if distance.get(link[1]) == here - 1
-                and (id_name(switch), link[0]) not in self._down]
+                and (switch, link[0]) not in self._down]
             self._next[(switch, target)] = found
         return found
 
@@ -117,7 +106,7 @@ class Ecmp:
             while queue:
                 switch = queue.popleft()
                 for egress, far, _ in self._links.get(switch, ()):
-                    if far not in found and (id_name(switch), egress) not in self._down:
+                    if far not in found and (switch, egress) not in self._down:
                         found[far] = found[switch] + 1
                         queue.append(far)
         return found

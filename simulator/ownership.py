@@ -11,8 +11,8 @@ import dataclasses
 from typing import NamedTuple
 
 from inventory.facts import FactSet, PodFact
+from simulator.cabling import podif_key
 from simulator.scenario import IpReuse, Scenario
-from topology.schema import podif_id
 
 
 class Owner(NamedTuple):
@@ -35,7 +35,7 @@ class Ownership:
             pod = pods.get((f.namespace, f.pod))
             job = f"{f.namespace}/{pod.job_name}" if pod and pod.job_name else ""
             tenant = (pod.tenant if pod else "") or f.namespace
-            podif = podif_id(f.namespace, f.pod, f.interface)
+            podif = podif_key(f.namespace, f.pod, f.interface)
             self._owners[podif] = Owner(tenant, job, f"{f.namespace}/{f.pod}")
             self._interfaces.setdefault(f"{f.namespace}/{f.pod}", []).append(podif)
 

@@ -6,7 +6,7 @@ A scenario is a mapping of keys::
     fabric: {nodes: 16, rails: 2, leaves_per_rail: 2, spines: 2, oversubscription: 4}
     jobs:
       - {tenant: team-a, name: llm, pods: 4, pattern: ring, gbps: 100,
-         duty: {on_s: 2, off_s: 1}}
+         duty: {on_s: 2, off_s: 1}, message: {write_bytes: 65536, sends: 2, send_bytes: 256}}
     sampling_rate: 20000
     interval_s: 10
     seconds: 60
@@ -20,7 +20,9 @@ A scenario is a mapping of keys::
 ``fabric`` takes the FabricSpec keys, and ``oversubscription`` (host ports per uplink,
 instead of ``uplinks_per_leaf``). A job takes the JobSpec keys and its traffic: its
 ``pattern`` (ring, tree or all-to-all), ``gbps`` each pod NIC sends while communicating,
-and an optional on/off ``duty`` cycle. Event times are whole seconds from the start.
+an optional on/off ``duty`` cycle, and the ``message`` its flows repeat (an RDMA WRITE of
+``write_bytes`` then ``sends`` SENDs of ``send_bytes``; default: drawn from the job's name
+and the seed, :mod:`simulator.flow_frames`). Event times are whole seconds from the start.
 Names in events are checked against the generated facts by :func:`check_names`.
 """
 
@@ -67,15 +69,27 @@ def _on_before(t: float, on: float, period: float) -> float:
 
 
 @dataclass(frozen=True)
+class Message:
+    """What a flow sends over and over: one RDMA WRITE of ``write_bytes``, then ``sends``
+    SEND messages of ``send_bytes`` each."""
+
+    write_bytes: int
+    sends: int = 0
+    send_bytes: int = 256
+
+
+@dataclass(frozen=True)
 class JobTraffic:
     """How a job communicates: ``pattern`` between its pods, ``gbps`` per pod NIC while
-    on (split evenly over the flows leaving the NIC), always on without ``duty``."""
+    on (split evenly over the flows leaving the NIC), always on without ``duty``, each
+    flow repeating ``message`` (None: the default mix)."""
 
     tenant: str
     name: str
     pattern: str = "ring"
     gbps: float = 100.0
     duty: Duty | None = None
+    message: Message | None = None
 
     @property
     def key(self) -> str:
@@ -149,7 +163,8 @@ class Scenario:
 
 _TOP_KEYS = ("fabric", "jobs", "sampling_rate", "interval_s", "seconds", "seed",
              "counter_every_s", "start", "events")
-_JOB_KEYS = ("tenant", "name", "kind", "pods", "nics_per_pod", "pattern", "gbps", "duty")
+_JOB_KEYS = ("tenant", "name", "kind", "pods", "nics_per_pod", "pattern", "gbps", "duty",
+             "message")
 _EVENT_KINDS = ("noisy", "link_down", "ip_reuse", "switch_down")
 
 
@@ -284,8 +299,20 @@ def _job(entry: Any, origin: str, where: str) -> tuple[JobSpec, JobTraffic]:
                           f"expected one of {', '.join(PATTERNS)}, got {pattern!r}")
     gbps = _number(entry, "gbps", float, origin, f"{where}.", minimum=0, default=100.0)
     duty = _duty(entry["duty"], origin, f"{where}.duty") if "duty" in entry else None
+    message = _message(entry["message"], origin, f"{where}.message") \
+        if "message" in entry else None
     return (JobSpec(entry["tenant"], entry["name"], kind, pods, nics),
-            JobTraffic(entry["tenant"], entry["name"], pattern, float(gbps), duty))
+            JobTraffic(entry["tenant"], entry["name"], pattern, float(gbps), duty, message))
+
+
+def _message(entry: Any, origin: str, where: str) -> Message:
+    if not isinstance(entry, dict):
+        raise ConfigError(origin, where, "expected a mapping {write_bytes, sends, send_bytes}")
+    _known(entry, ("write_bytes", "sends", "send_bytes"), origin, f"{where}.")
+    return Message(_number(entry, "write_bytes", int, origin, f"{where}.", minimum=1),
+                   _number(entry, "sends", int, origin, f"{where}.", minimum=0, default=0),
+                   _number(entry, "send_bytes", int, origin, f"{where}.", minimum=1,
+                           default=256))
 
 
 def _duty(entry: Any, origin: str, where: str) -> Duty:

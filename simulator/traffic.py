@@ -2,15 +2,18 @@
 congestion, the switch port counters, what the sFlow agents see, and the ground truth.
 
 Pure and deterministic for a scenario (and seed). Every tick (:data:`TICK_S`) each flow
-offers its job's rate (``gbps`` per NIC, split over the NIC's flows, times the share of
-the tick its duty cycle is on) in full-MTU packets (:mod:`simulator.flow_frames`);
-:func:`simulator.congestion.throttle` turns offered into delivered packets, kept whole
-with a per-flow carry. Every hop counts a flow's packets on its ingress port (``in``)
-and egress port (``out``): the cable from port A to port B in direction A -> B is A's
-``out`` and B's ``in``. Flows through overloaded ports are ECN marked, and each such
-receiver sends CNPs (at most :data:`CNP_PER_S` a second) back to the sender on the
-reverse 5-tuple's own path; CNPs are counted and sampled like data but take no part in
-congestion. A flow with no route left sends nothing. The ground truth is every port
+offers its job's rate on the wire (``gbps`` per NIC, split over the NIC's flows, times
+the share of the tick its duty cycle is on), reckoned in full-MTU packet equivalents;
+:func:`simulator.congestion.throttle` turns offered into delivered rates, which are sent
+as whole units of the flow's frame mix (:mod:`simulator.flow_frames`: WRITE segments and
+small SENDs), kept whole with a per-flow carry. Every hop counts a flow's frames, each
+at its exact size, on its ingress port (``in``) and egress port (``out``): the cable
+from port A to port B in direction A -> B is A's ``out`` and B's ``in``. The receiver
+acknowledges each message with an ACK on the reverse 5-tuple's own path. Flows through
+overloaded ports are ECN marked, and each such receiver sends CNPs (at most
+:data:`CNP_PER_S` a second) back to the sender on that path; ACKs and CNPs are counted
+and sampled like data but take no part in congestion. A flow with no route left sends
+nothing. The ground truth is every port
 direction's bytes by sender (tenant, job, pod) per interval, exactly what the counters
 count.
 
@@ -28,26 +31,27 @@ from dataclasses import dataclass
 from typing import NamedTuple
 
 from inventory.facts import FactSet
+from simulator.cabling import Cabling, Hop, podif_key
 from simulator.congestion import Hops, Hot, throttle
 from simulator.ecmp import Ecmp, five_tuple
 from simulator.flow_frames import (
+    ACK_BYTES,
     CNP_BYTES,
     DATA_BYTES,
     PACKETS_PER_GBIT,
+    WIRE_EXTRA,
+    Mix,
     SampledFrame,
+    ack_frame,
     cnp_frame,
-    data_frame,
+    default_message,
+    flow_mix,
 )
 from simulator.generator import generate_facts
 from simulator.ownership import Ownership, facts_with_history
 from simulator.port_table import PortTable, Tap
 from simulator.scenario import IpReuse, LinkDown, Noisy, Scenario, SwitchDown, check_names
 from simulator.workload import Flow, job_flows
-from topology.build import build_graph
-from topology.footprint import plugs
-from topology.graph import FabricGraph
-from topology.paths import Hop
-from topology.schema import NodeKind
 
 TICK_S = 1.0
 CNP_PER_S = 20_000  # one CNP per queue pair per 50 us at most (DCQCN)
@@ -58,7 +62,8 @@ CounterSource = Callable[[str, float], dict[str, int]]
 
 @dataclass(frozen=True, slots=True)
 class Tick:
-    """One tick (Unix seconds): per flow with packets, its taps, frame and packet count."""
+    """One tick (Unix seconds): what crossed the fabric as (taps, frame, count), one entry
+    per kind of frame of each flow that sent (its mix, its ACKs, its CNPs)."""
 
     start: float
     end: float
@@ -86,43 +91,57 @@ class TruthInterval:
 
 
 class TrafficModel:
-    """A scenario's traffic over the fabric its spec generates; :meth:`step` advances it.
+    """A scenario's traffic over the fabric its spec generates, routed on the cabling of
+    its facts (:mod:`simulator.cabling`); :meth:`step` advances it.
 
-    ``facts`` and ``fabric`` default to the scenario's generated facts and their graph
-    (pass them to share them); ``start`` (Unix seconds) defaults to the scenario's.
+    ``facts`` default to the scenario's generated facts (pass them to share them);
+    ``start`` (Unix seconds) defaults to the scenario's.
     """
 
     def __init__(self, scenario: Scenario, facts: FactSet | None = None,
-                 fabric: FabricGraph | None = None, start: float | None = None) -> None:
+                 start: float | None = None) -> None:
         self.scenario = scenario
         self.facts = facts or generate_facts(scenario.fabric)
         check_names(scenario, self.facts)
-        self.fabric = fabric or build_graph(self.facts)
+        self.cabling = Cabling(self.facts)
         self.start = scenario.start_time if start is None else start
         self.now = 0.0
         self.down_switches: set[str] = set()
         self.down_ports: set[tuple[str, str]] = set()
         self.truth: list[TruthInterval] = []
-        self._ports = PortTable(self.fabric, TICK_S)
-        self._ecmp = Ecmp(self.fabric, scenario.seed)
+        self._ports = PortTable(self.cabling, TICK_S)
+        self._ecmp = Ecmp(self.cabling, scenario.seed)
         self._owners = Ownership(self.facts)
         self._gbps = [job.gbps for job in scenario.traffic]
         self._events = list(scenario.events)
-        self.flows: list[Flow] = job_flows(self.fabric, scenario.traffic, scenario.seed)
+        self.flows: list[Flow] = job_flows(self.facts, self.cabling, scenario.traffic,
+                                           scenario.seed)
         routes = [self._route(f) for f in self.flows]
         self.routes: list[tuple[Hop, ...] | None] = [r[0] for r in routes]
         self._paths: list[Hops | None] = [r[1] for r in routes]
         self._taps: list[tuple[Tap, ...]] = [r[2] for r in routes]
-        nodes = self.fabric.graph.nodes
-        self._macs = {p: bytes.fromhex(nodes[p].get("mac", "").replace(":", "")) or bytes(6)
-                      for p in self.fabric.nodes_of(NodeKind.POD_INTERFACE)}
-        self._frames = [SampledFrame(data_frame(self._macs[f.src], f.src_ip, f.dst_ip, f.qp,
-                                                f.sport)) for f in self.flows]
+        self._macs = {podif_key(f.namespace, f.pod, f.interface):
+                      bytes.fromhex(f.mac.replace(":", "")) or bytes(6)
+                      for f in self.facts.pod_interfaces}
+        messages = [job.message or default_message(scenario.seed, job.tenant, job.name)
+                    for job in scenario.traffic]
+        self.mixes: list[Mix] = [flow_mix(messages[f.job], self._macs[f.src], f.src_ip,
+                                          f.dst_ip, f.qp, f.sport) for f in self.flows]
+        self._units = [(DATA_BYTES + WIRE_EXTRA) / m.wire_bytes for m in self.mixes]
+        """Units of a flow's mix per full-MTU packet equivalent."""
         self._rate = [f.share * PACKETS_PER_GBIT for f in self.flows]
         self._carry = [0.0] * len(self.flows)
         self._pending = [0] * len(self.flows)
-        self._cnp: dict[int, tuple[Hops | None, tuple[Tap, ...], SampledFrame]] = {}
-        self._cnp_pending: dict[int, int] = {}
+        self._back: dict[int, tuple[Hops | None, tuple[Tap, ...]]] = {}
+        """Flow -> the path of its ACKs and CNPs (the reverse 5-tuple's), as routed."""
+        self.back_routes: dict[int, tuple[Hop, ...] | None] = {}
+        """Flow -> the hops of its ACKs and CNPs, once they were first sent."""
+        self._back_frames = [(SampledFrame(ack_frame(self._macs[f.dst], f.dst_ip, f.src_ip,
+                                                     f.qp, f.sport)),
+                              SampledFrame(cnp_frame(self._macs[f.dst], f.dst_ip, f.src_ip,
+                                                     f.qp, f.sport))) for f in self.flows]
+        self._ack_pending = [0] * len(self.flows)
+        self._cnp_pending = [0] * len(self.flows)
         self._table: dict[TruthKey, int] = {}
         self._interval_start = 0.0
 
@@ -162,21 +181,27 @@ class TrafficModel:
                    for f, rate, path in zip(self.flows, self._rate, self._paths, strict=True)]
         ports = self._ports
         delivered, hot = throttle(offered, self._paths, ports.capacity, ports.rank)
-        sent, carry = [0] * len(delivered), self._carry
-        data_in, data_out, pending = ports.data_in, ports.data_out, self._pending
+        sent, carry, units = [0] * len(delivered), self._carry, self._units
+        pending, acks, mixes = self._pending, self._ack_pending, self.mixes
         offers = []
         for f, (rate, path) in enumerate(zip(delivered, self._paths, strict=True)):
             if not rate or path is None:
                 continue
-            total = rate + carry[f]
-            n = sent[f] = int(total)
+            total = rate * units[f] + carry[f]
+            n = int(total)
             carry[f] = total - n
             if n:
-                for ingress, egress in path:
-                    data_in[ingress] += n
-                    data_out[egress] += n
+                mix = mixes[f]
+                ports.count(path, n * mix.octets, n * mix.packets)
+                sent[f] = n * mix.packets
                 pending[f] += n
-                offers.append((self._taps[f], self._frames[f], n))
+                offers += [(self._taps[f], frame, n * k) for frame, k in mix.frames]
+                back, taps = self._back_route(f)
+                if back is not None:
+                    count = n * mix.acks
+                    ports.count(back, count * ACK_BYTES, count)
+                    acks[f] += count
+                    offers.append((taps, self._back_frames[f][0], count))
         if hot:
             ports.signal(hot, sent)
             offers += self._cnps(hot, sent, offered, delivered)
@@ -208,9 +233,9 @@ class TrafficModel:
         for f, path in enumerate(self._paths):
             if path and any(i in cable or o in cable for i, o in path):
                 self.routes[f], self._paths[f], self._taps[f] = self._route(self.flows[f])
-        for f, (path, _, _) in list(self._cnp.items()):
+        for f, (path, _) in list(self._back.items()):
             if path and any(i in cable or o in cable for i, o in path):
-                del self._cnp[f]
+                del self._back[f], self.back_routes[f]
 
     def _route(self, flow: Flow) -> tuple[tuple[Hop, ...] | None, Hops | None,
                                           tuple[Tap, ...]]:
@@ -219,9 +244,8 @@ class TrafficModel:
         return (hops, *self._ports.path_of(hops))
 
     def _hops(self, src: str, dst: str, key: bytes) -> tuple[Hop, ...] | None:
-        table, nodes = plugs(self.fabric), self.fabric.graph.nodes
-        a, b = nodes[table[src].leaf_port], nodes[table[dst].leaf_port]
-        return self._ecmp.path(a["switch"], a["name"], b["switch"], b["name"], key)
+        a, b = self.cabling.plugs[src], self.cabling.plugs[dst]
+        return self._ecmp.path(a.leaf, a.port, b.leaf, b.port, key)
 
     def _cnps(self, hot: dict[int, Hot], sent: list[int], offered: list[float],
               delivered: list[float]) -> list[tuple[tuple[Tap, ...], SampledFrame, int]]:
@@ -232,45 +256,41 @@ class TrafficModel:
             count = min(cap, round(sent[f] * (1 - delivered[f] / offered[f])))
             if not count:
                 continue
-            path, taps, frame = self._cnp_route(f)
+            path, taps = self._back_route(f)
             if path is None:
                 continue
-            for ingress, egress in path:
-                ports.cnp_in[ingress] += count
-                ports.cnp_out[egress] += count
-            self._cnp_pending[f] = self._cnp_pending.get(f, 0) + count
-            offers.append((taps, frame, count))
+            ports.count(path, count * CNP_BYTES, count, queue6=True)
+            self._cnp_pending[f] += count
+            offers.append((taps, self._back_frames[f][1], count))
         return offers
 
-    def _cnp_route(self, f: int) -> tuple[Hops | None, tuple[Tap, ...], SampledFrame]:
-        found = self._cnp.get(f)
+    def _back_route(self, f: int) -> tuple[Hops | None, tuple[Tap, ...]]:
+        """The path of a flow's ACKs and CNPs, from its receiver back to its sender."""
+        found = self._back.get(f)
         if found is None:
             flow = self.flows[f]
             hops = self._hops(flow.dst, flow.src,
                               five_tuple(flow.dst_ip, flow.src_ip, flow.sport))
-            path, taps = self._ports.path_of(hops)
-            found = self._cnp[f] = (path, taps, SampledFrame(
-                cnp_frame(self._macs[flow.dst], flow.dst_ip, flow.src_ip, flow.qp, flow.sport)))
+            self.back_routes[f] = hops
+            found = self._back[f] = self._ports.path_of(hops)
         return found
 
     def _flush(self) -> None:
         """Move the bytes counted since the last flush into the current interval."""
         table, names = self._table, self._ports.names
-        sources = [(self._pending, range(len(self.flows)), DATA_BYTES, False),
-                   (self._cnp_pending, list(self._cnp_pending), CNP_BYTES, True)]
-        for pending, indexes, size, reverse in sources:
-            for f in indexes:
-                packets = pending[f]
-                if not packets:
+        for f, flow in enumerate(self.flows):
+            forward = self._pending[f] * self.mixes[f].octets
+            back = self._ack_pending[f] * ACK_BYTES + self._cnp_pending[f] * CNP_BYTES
+            self._pending[f] = self._ack_pending[f] = self._cnp_pending[f] = 0
+            for octets, path, sender in ((forward, self._paths[f], flow.src),
+                                         (back, self._back.get(f, (None,))[0], flow.dst)):
+                if not octets:
                     continue
-                pending[f] = 0
-                flow = self.flows[f]
-                path = self._cnp[f][0] if reverse else self._paths[f]
-                owner = self._owners.owner(flow.dst if reverse else flow.src)
+                owner = self._owners.owner(sender)
                 for ingress, egress in path or ():
                     for port, direction in ((ingress, "in"), (egress, "out")):
                         key = TruthKey(*names[port], direction, *owner)
-                        table[key] = table.get(key, 0) + packets * size
+                        table[key] = table.get(key, 0) + octets
 
     def _close_interval(self) -> None:
         self._flush()

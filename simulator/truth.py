@@ -3,10 +3,9 @@
 :class:`TruthRecorder` watches a :class:`~simulator.traffic.TrafficModel` (call
 :meth:`~TruthRecorder.observe` after every step; it only reads the model) and keeps, per
 interval, a :class:`TruthRecord`: the bytes every sender put on every port direction,
-and the true congestion signals of every port direction from the model's cumulative
-counters, with :func:`correlator.attribution.hotspots.signals`' semantics (``pfc``: pause
-frames the port sent for ``in``, received for ``out``; ``ecn`` for ``out`` only...) and
-the port's peer (the switch port at the cable's far end, as a port ID).
+and the true congestion signals of every port direction, computed here from the model's
+cumulative counters over the interval's seconds (:func:`port_signals`), and the port's
+peer (the switch port at the cable's far end, as a port ID).
 It also keeps the counter readings a telemetry collector polling every port at each
 interval boundary would get (none from switches that are down), for replays.
 
@@ -18,7 +17,9 @@ On disk: JSON lines, one per interval::
      "signals": [{"switch": .., "port": .., "direction": "out", "peer": "port:S/P",
                   "bytes_per_s": X, "utilization": U, "pfc": P, "ecn": E, "discards": D}]}
 
-Tenants, jobs and pods are named as fabcorr names them (a pod without a job: ``no-job``);
+Tenants, jobs, pods and ports are named with fabcorr's documented ids, written out here
+(``tenant:T``, ``job:NS/NAME``, ``no-job`` for a pod without a job, ``pod:NS/NAME``,
+``port:SWITCH/PORT``);
 a port direction with no traffic and no signal is left out of ``signals``; ``peer`` is
 empty for a port cabled to a host.
 """
@@ -30,13 +31,11 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-from correlator.attribution.attribute import NO_JOB
-from correlator.attribution.hotspots import signals
-from correlator.collect.rates import Rates
 from inventory.counters import PortCounters
 from inventory.errors import ConfigError
 from simulator.traffic import TrafficModel, TruthKey
-from topology.schema import port_id, tenant_id
+
+NO_JOB = "no-job"
 
 Direction = tuple[str, str, str]
 """A port direction: switch, port, ``in`` or ``out``."""
@@ -66,9 +65,7 @@ class TruthRecorder:
         self.readings: list[PortCounters] = []
         self._keep = keep_readings
         self._ports = model.port_list()
-        far = {p: model.fabric.peer(p) or "" for p in (port_id(*name) for name, _, _ in
-                                                       self._ports)}
-        self._peers = {p: f for p, f in far.items() if f.startswith("port:")}
+        self._peers = {port_id(*near): port_id(*far) for near, far in model.cabling.peer.items()}
         self._seen = len(model.truth)
         self._last = self._read()
 
@@ -86,13 +83,9 @@ class TruthRecorder:
         found: dict[Direction, dict[str, float]] = {}
         for ((switch, port), _, speed), before, after in zip(self._ports, self._last, now,
                                                              strict=True):
-            per_second = {k: (v - before.get(k, 0)) / seconds for k, v in after.items()}
-            rates = Rates(switch, port, interval.end, seconds, per_second, {}, speed_bps=speed,
-                          in_utilization=per_second["in_octets"] * 8 / speed if speed else None,
-                          out_utilization=per_second["out_octets"] * 8 / speed if speed else None)
+            delta = {k: v - before.get(k, 0) for k, v in after.items()}
             for direction in ("in", "out"):
-                values = {"bytes_per_s": per_second[f"{direction}_octets"],
-                          **signals(rates, direction)}
+                values = port_signals(delta, direction, seconds, speed)
                 if any(values.values()):
                     found[(switch, port, direction)] = values
         self._last = now
@@ -119,9 +112,42 @@ class TruthRecorder:
         return values
 
 
+def port_signals(delta: dict[str, int], direction: str, seconds: float, speed_bps: int
+                 ) -> dict[str, float]:
+    """A port direction's signals from its counters' increase over ``seconds``: bytes
+    and utilization (bytes x 8 / (speed x seconds); none without a speed), PFC pause
+    frames (``in``: those the port sent, holding its sender back; ``out``: those it
+    received), ECN marks of its egress queues (``out`` only) and discards (``in``:
+    in_discards; ``out``: out_discards plus the egress queues' drops), per second.
+
+    >>> port_signals({"in_octets": 5_000_000_000, "pfc_tx_pause/3": 2000, "in_discards": 0},
+    ...              "in", 10.0, 400_000_000_000)
+    {'bytes_per_s': 500000000.0, 'utilization': 0.01, 'pfc': 200.0, 'discards': 0.0}
+    >>> port_signals({"out_octets": 0, "queue_ecn_marked/3": 50, "queue_dropped/3": 3,
+    ...               "out_discards": 1}, "out", 2.0, 0)
+    {'bytes_per_s': 0.0, 'pfc': 0.0, 'ecn': 25.0, 'discards': 2.0}
+    """
+    def total(*names: str) -> float:
+        return sum(v for k, v in delta.items() if k.partition("/")[0] in names) / seconds
+
+    octets = delta.get(f"{direction}_octets", 0) / seconds
+    found = {"bytes_per_s": octets}
+    if speed_bps:
+        found["utilization"] = octets * 8 / speed_bps
+    if direction == "in":
+        return found | {"pfc": total("pfc_tx_pause"), "discards": total("in_discards")}
+    return found | {"pfc": total("pfc_rx_pause"), "ecn": total("queue_ecn_marked"),
+                    "discards": total("out_discards", "queue_dropped")}
+
+
+def port_id(switch: str, port: str) -> str:
+    """fabcorr's documented id of a switch port."""
+    return f"port:{switch}/{port}"
+
+
 def _named(key: TruthKey) -> TruthKey:
     """A model key with fabcorr's names: tenant:T, job:NS/NAME (or no-job), pod:NS/NAME."""
-    return key._replace(tenant=tenant_id(key.tenant), job=f"job:{key.job}" if key.job
+    return key._replace(tenant=f"tenant:{key.tenant}", job=f"job:{key.job}" if key.job
                         else NO_JOB, pod=f"pod:{key.pod}")
 
 

@@ -17,10 +17,9 @@ import zlib
 from collections import Counter
 from dataclasses import dataclass
 
+from inventory.facts import FactSet
+from simulator.cabling import Cabling, podif_key
 from simulator.scenario import JobTraffic
-from topology.footprint import plugs
-from topology.graph import FabricGraph
-from topology.schema import NodeKind
 
 
 @dataclass(frozen=True, slots=True)
@@ -58,19 +57,22 @@ def pattern_pairs(pattern: str, pods: int) -> list[tuple[int, int]]:
     raise ValueError(f"unknown pattern {pattern!r}")
 
 
-def job_flows(fabric: FabricGraph, traffic: tuple[JobTraffic, ...], seed: int) -> list[Flow]:
-    """Every flow of every job, job by job, in pattern order."""
-    table = plugs(fabric)
-    graph = fabric.graph
+def job_flows(facts: FactSet, cabling: Cabling, traffic: tuple[JobTraffic, ...],
+              seed: int) -> list[Flow]:
+    """Every flow of every job, job by job, in pattern order (pod interfaces that are not
+    cabled take no part)."""
+    table = cabling.plugs
+    interfaces_of: dict[tuple[str, str], list[tuple[int, str]]] = {}
+    addresses: dict[str, bytes] = {}
+    for f in facts.pod_interfaces:
+        key = podif_key(f.namespace, f.pod, f.interface)
+        if key in table:
+            interfaces_of.setdefault((f.namespace, f.pod), []).append((table[key].rail, key))
+            addresses[key] = _address(f.ipv4 or f.ipv6)
     members: dict[tuple[str, str], list[tuple[int, list[tuple[int, str]]]]] = {}
-    for pod in fabric.nodes_of(NodeKind.POD):
-        attrs = graph.nodes[pod]
-        interfaces = sorted(
-            (table[i].rail, i) for i in graph.adj[pod]
-            if graph.nodes[i]["kind"] == NodeKind.POD_INTERFACE and i in table)
-        index = int(attrs.get("index") or 0)
-        members.setdefault((attrs["namespace"], attrs.get("job_name", "")), []).append(
-            (index, interfaces))
+    for pod in facts.pods:
+        members.setdefault((pod.namespace, pod.job_name), []).append(
+            (int(pod.index or 0), sorted(interfaces_of.get((pod.namespace, pod.name), []))))
     pairs: list[tuple[int, str, str]] = []
     for number, job in enumerate(traffic):
         pods = [interfaces for _, interfaces in sorted(members.get((job.tenant, job.name), []))]
@@ -79,7 +81,7 @@ def job_flows(fabric: FabricGraph, traffic: tuple[JobTraffic, ...], seed: int) -
     fanout = Counter(src for _, src, _ in pairs)
     flows = []
     for qp, (number, src, dst) in enumerate(pairs, start=0x100):
-        src_ip, dst_ip = _address(graph.nodes[src]), _address(graph.nodes[dst])
+        src_ip, dst_ip = addresses[src], addresses[dst]
         entropy = zlib.crc32(src_ip + dst_ip + struct.pack("!I", qp), seed & 0xFFFFFFFF)
         flows.append(Flow(number, src, dst, src_ip, dst_ip, qp, 0xC000 | entropy & 0x3FFF,
                           1 / fanout[src]))
@@ -100,7 +102,6 @@ def _nic_pairs(a: list[tuple[int, str]], b: list[tuple[int, str]]) -> list[tuple
     return same + list(rest)
 
 
-def _address(attrs: dict) -> bytes:
-    text = attrs.get("ipv4") or attrs.get("ipv6") or ""
+def _address(text: str) -> bytes:
     return ipaddress.ip_interface(text).ip.packed
 

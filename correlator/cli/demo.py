@@ -212,6 +212,7 @@ def _hotspot(hot: dict[str, Any], start: float, after: float) -> str:
 def _finish(out: Path, url: str, model: Any, records: list, began: float) -> bool:
     """Exports, ground truth and the service's hotspots once the traffic is over; then
     the service scored against the truth: whether it met every target."""
+    from correlator.cli.simulate import score_limits
     from simulator.reported import read_log
     from simulator.score import score
     from simulator.truth import write_truth
@@ -228,12 +229,14 @@ def _finish(out: Path, url: str, model: Any, records: list, began: float) -> boo
     _say(f"traffic over after {time.monotonic() - began:.0f} s; wrote {out}/: topology.json, "
          f"{', '.join(EXPORTS.values())}, attribution.jsonl, hotspots.json, truth.jsonl")
     attributions, _ = read_log(out / "attribution.jsonl")
-    report = score(records, attributions, hotspots, Thresholds())
+    report = score(records, attributions, hotspots, score_limits(Thresholds()))
     onset = report.onset_to_report_s
     _say(f"accuracy against the ground truth (fabcorr simulate score --truth {out}/truth.jsonl "
          f"--log {out}/attribution.jsonl --hotspots {out}/hotspots.json):\n"
          f"  tenant shares inside the 95 % bound: {report.within_fraction or 0:.1%} of "
-         f"{report.link_intervals} link-intervals with >= {report.min_samples} samples\n"
+         f"{report.link_intervals} link-intervals with >= {report.min_samples} samples; "
+         f"tenant bytes inside theirs: {report.bytes_within_fraction or 0:.1%} of "
+         f"{report.tenant_intervals}\n"
          f"  hotspots: {len(report.true_hotspots)} true, {len(report.reported_hotspots)} "
          f"reported, precision {report.precision:.0%}, recall {report.recall:.0%}, culprit "
          f"right {report.culprit_accuracy:.0%}"

@@ -9,30 +9,37 @@ the same thresholds find in the true signals, the top culprit tenant against the
 top sender, and the time from onset to report. ``LOG`` is the service's attribution log
 or ``fabcorr attribute -o json``; hotspots come from ``--hotspots`` (``fabcorr hotspots
 -o json``, ``/api/v1/hotspots``), else from ``LOG``, else are recomputed from the log's
-utilization. Exit 0 when the targets are met (>= 95 % within, precision, recall and
-culprit accuracy 100 %), 1 when not, 2 on unreadable or misaligned input.
+utilization (:func:`recompute_hotspots`). The fraction of (link-interval, tenant) pairs
+whose true bytes lie in fabcorr's bytes interval is shown beside the shares. Exit 0 when
+the targets are met (>= 95 % within, precision, recall and culprit accuracy 100 %), 1 when
+not, 2 on unreadable or misaligned input.
 """
 
 from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Iterable, Mapping
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
-from correlator.attribution.hotspots import Thresholds
+from correlator.attribution.attribute import Attribution, LinkTraffic
+from correlator.attribution.estimate import Share
+from correlator.attribution.hotspots import HotspotTracker, Thresholds
 from correlator.cli.cells import link_name
 from correlator.cli.options import add_format, add_snapshot
-from correlator.cli.printers import Block, Fields, Table, emit
+from correlator.cli.printers import Block, Fields, Table, emit, to_data
 from correlator.cli.status import ExitStatus
+from correlator.collect.rates import Rates
 from inventory.errors import ConfigError
 from inventory.factfile import write_facts
 from simulator.generator import FabricSpec, generate_facts
 from simulator.kube_objects import cluster_objects, write_kubectl_dump
 from simulator.ladder import LADDER, ladder_spec, synthetic_jobs
 from simulator.pcap import write_pcap
-from simulator.reported import read_hotspots, read_log, recompute_hotspots
-from simulator.score import Report, ScoreError
+from simulator.reported import read_hotspots, read_log
+from simulator.score import Limits, Report, ScoreError
 from simulator.score import score as score_run
 from simulator.sflow_run import capture as sflow_capture
 from simulator.spec import load_capture_spec, load_fabric_spec
@@ -137,11 +144,41 @@ def _score(args: argparse.Namespace) -> ExitStatus:
     if hotspots is None:
         hotspots = recompute_hotspots(attributions, limits)
     try:
-        report = score_run(truth, attributions, hotspots, limits, args.min_samples)
+        report = score_run(truth, attributions, hotspots, score_limits(limits),
+                           args.min_samples)
     except ScoreError as exc:
         raise ConfigError(args.log, "", str(exc)) from None
     emit(report, lambda r, _: _score_blocks(r, source), args.output, sys.stdout)
     return ExitStatus.OK if report.passed else ExitStatus.DIFFERS
+
+
+def score_limits(limits: Thresholds) -> Limits:
+    """The scorer's own limits, with the values of fabcorr's thresholds."""
+    return Limits(limits.utilization, limits.pfc_per_s, limits.ecn_per_s,
+                  limits.discards_per_s, limits.intervals)
+
+
+def recompute_hotspots(attributions: Iterable[Mapping[str, Any]],
+                       limits: Thresholds | None = None) -> list[dict[str, Any]]:
+    """The hotspots fabcorr's tracker finds over logged intervals (in time order), judged
+    on the utilization they logged (the log keeps no PFC, ECN or discard rates): ended,
+    then active."""
+    tracker = HotspotTracker(limits)
+    for data in sorted(attributions, key=lambda a: a["start"]):
+        links = tuple(_link(link) for link in data["links"])
+        utilization: dict[str, dict[str, float | None]] = {}
+        for link in links:
+            utilization.setdefault(link.port, {})[link.direction] = link.utilization
+        rates = {port: Rates("", "", data["start"] + data["seconds"], data["seconds"], {}, {},
+                             in_utilization=found.get("in"), out_utilization=found.get("out"))
+                 for port, found in utilization.items()}
+        tracker.update(Attribution(data["start"], data["seconds"], links, {}, 0), rates)
+    return to_data([*tracker.ended, *tracker.active.values()])
+
+
+def _link(data: Mapping[str, Any]) -> LinkTraffic:
+    groups = ("tenants", "jobs", "pods", "pairs", "throttled")
+    return LinkTraffic(**{**data, **{g: tuple(Share(**s) for s in data[g]) for g in groups}})
 
 
 _MISSES_SHOWN = 20
@@ -157,6 +194,9 @@ def _score_blocks(report: Report, source: str) -> list[Block]:
          f"{report.within_fraction:.1%} ({report.within})"),
         ("Mean share error", "-" if report.mean_share_error is None else
          f"{report.mean_share_error:.2%}"),
+        ("Bytes within bound", "-" if report.bytes_within_fraction is None else
+         f"{report.bytes_within_fraction:.1%} ({report.bytes_within} of "
+         f"{report.tenant_intervals} tenant-link-intervals)"),
         ("Hotspots", f"{len(report.true_hotspots)} true, {len(report.reported_hotspots)} "
          f"{source}"),
         ("Precision", f"{report.precision:.0%}"), ("Recall", f"{report.recall:.0%}"),

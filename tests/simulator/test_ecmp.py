@@ -8,20 +8,25 @@ from collections import Counter
 
 import pytest
 
+from simulator.cabling import Cabling, Hop
 from simulator.ecmp import Ecmp, ecmp_hash, five_tuple, switch_seed
 from simulator.generator import FabricSpec, JobSpec, generate_facts
 from topology.build import build_graph
-from topology.paths import Hop, interface_paths
+from topology.paths import interface_paths
 
 SRC, DST = ipaddress.ip_address("10.101.0.2").packed, ipaddress.ip_address("10.101.0.3").packed
 
 
-def _fabric(uplinks: int = 0):
+def _facts(uplinks: int = 0):
     """gpu01 on leaf01 Ethernet1, gpu02 on leaf02 Ethernet1; leaf01 Ethernet2 -> spine01,
     Ethernet3 -> spine02 (with 4 uplinks: two cables to each spine)."""
-    return build_graph(generate_facts(FabricSpec(
+    return generate_facts(FabricSpec(
         nodes=2, rails=1, leaves_per_rail=2, spines=2, vfs_per_pf=2, uplinks_per_leaf=uplinks,
-        jobs=(JobSpec("a", "llm", pods=2),))))
+        jobs=(JobSpec("a", "llm", pods=2),)))
+
+
+def _fabric(uplinks: int = 0) -> Cabling:
+    return Cabling(_facts(uplinks))
 
 
 def _bucket_by_hand(sport: int, switch: str, seed: int, choices: int) -> int:
@@ -49,8 +54,10 @@ def test_chosen_source_ports_take_known_paths(sport, spine, uplink, downlink):
                                    five_tuple(SRC, DST, sport))
     assert path == (Hop("leaf01", "Ethernet1", uplink), Hop(spine, "Ethernet1", "Ethernet2"),
                     Hop("leaf02", downlink, "Ethernet1"))
-    listed = interface_paths(_fabric(), "podif:a/llm-worker-0/net1", "podif:a/llm-worker-1/net1")
-    assert path in listed.paths
+    # cross-checked with the inventory's own path enumeration over its graph
+    listed = interface_paths(build_graph(_facts()), "podif:a/llm-worker-0/net1",
+                             "podif:a/llm-worker-1/net1")
+    assert path in [tuple((h.switch, h.ingress, h.egress) for h in p) for p in listed.paths]
 
 
 def test_same_leaf_is_one_hop():

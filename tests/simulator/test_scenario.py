@@ -10,6 +10,7 @@ from simulator.scenario import (
     Duty,
     IpReuse,
     LinkDown,
+    Message,
     Noisy,
     SwitchDown,
     check_names,
@@ -52,7 +53,13 @@ def test_defaults_and_every_key():
             scenario.counter_every_s, scenario.start_time) == (1000, 5, 30, 3, 2, 1e9)
     assert [e.at for e in scenario.events] == [2, 9]  # sorted by time
     job = scenario.traffic[0]
-    assert (job.key, job.pattern, job.gbps, job.duty) == ("a/llm", "ring", 100.0, None)
+    assert (job.key, job.pattern, job.gbps, job.duty, job.message) == (
+        "a/llm", "ring", 100.0, None, None)
+    message = {"write_bytes": 65536, "sends": 2, "send_bytes": 512}
+    with_message = scenario_from({"jobs": [{**JOB, "message": message}]})
+    assert with_message.traffic[0].message == Message(65536, 2, 512)
+    assert scenario_from({"jobs": [{**JOB, "message": {"write_bytes": 9}}]}).traffic[
+        0].message == Message(9, 0, 256)
     assert scenario_from(_doc()).start_time == scenario.fabric.start_time + 3600
 
 
@@ -81,6 +88,14 @@ def test_duty_cycle_on_time():
     ({"jobs": [{**JOB, "pods": 0}]}, "jobs[0].pods", "must be >= 1"),
     ({"jobs": [{"name": "x"}]}, "jobs[0].tenant", "non-empty string"),
     ({"jobs": [{**JOB, "duty": {"on_s": 1}}]}, "jobs[0].duty.off_s", "missing"),
+    ({"jobs": [{**JOB, "message": {"sends": 1}}]}, "jobs[0].message.write_bytes", "missing"),
+    ({"jobs": [{**JOB, "message": {"write_bytes": 0}}]}, "jobs[0].message.write_bytes",
+     "must be >= 1"),
+    ({"jobs": [{**JOB, "message": {"write_bytes": 9, "sends": -1}}]},
+     "jobs[0].message.sends", "must be >= 0"),
+    ({"jobs": [{**JOB, "message": 4096}]}, "jobs[0].message", "expected a mapping"),
+    ({"jobs": [{**JOB, "message": {"write_bytes": 9, "size": 1}}]}, "jobs[0].message.size",
+     "unknown key"),
     ({"jobs": [{**JOB, "duty": {"on_s": 0, "off_s": 0}}]}, "jobs[0].duty", "positive"),
     ({"jobs": [{**JOB, "duty": {"on_s": 1, "off_s": 1, "of": 1}}]}, "jobs[0].duty.of",
      "unknown key"),

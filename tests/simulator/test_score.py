@@ -6,21 +6,20 @@ import json
 
 import pytest
 
-from correlator.attribution.estimate import wilson
-from correlator.attribution.hotspots import Thresholds
 from correlator.cli.main import main
 from correlator.cli.printers import to_data
 from inventory.errors import ConfigError
 from simulator.reported import read_hotspots, read_log
 from simulator.scenario import scenario_from
-from simulator.score import Episode, ScoreError, score
+from simulator.score import Episode, Limits, ScoreError, score
 from simulator.traffic import TrafficModel, TruthKey
 from simulator.truth import TruthRecord, TruthRecorder, read_truth, write_truth
 
 T0 = 1_000_000.0
 HOST = "port:leaf01/Ethernet1"
 UP, SPINE = "port:leaf01/Ethernet9", "port:spine01/Ethernet1"
-LIMITS = Thresholds(intervals=2)
+LIMITS = Limits(intervals=2)
+LINK_BYTES = 10_000
 
 
 def _truth(start, tenants=None, signals=None, down=(), where=("leaf01", "Ethernet1", "in")):
@@ -33,10 +32,16 @@ def _truth(start, tenants=None, signals=None, down=(), where=("leaf01", "Etherne
 
 
 def _link(samples, start=T0, port=HOST, **tenants):
-    """A link direction as fabcorr reports it: tenant -> (share, low, high)."""
+    """A link direction as fabcorr reports it, LINK_BYTES counted: tenant -> (share, low,
+    high), or (share, low, high, bytes low, bytes high); without the bytes, the shares'
+    bounds times LINK_BYTES."""
     return {"port": port, "direction": "in", "start": start, "samples": samples,
-            "tenants": [{"name": f"tenant:{t}", "share": s, "share_low": lo, "share_high": hi}
-                        for t, (s, lo, hi) in tenants.items()]}
+            "counter_bytes": LINK_BYTES, "estimated_bytes": LINK_BYTES * 1.1,
+            "tenants": [{"name": f"tenant:{t}", "share": v[0], "share_low": v[1],
+                         "share_high": v[2], "bytes": v[0] * LINK_BYTES,
+                         "low": v[3] if len(v) > 3 else v[1] * LINK_BYTES,
+                         "high": v[4] if len(v) > 3 else v[2] * LINK_BYTES}
+                        for t, v in tenants.items()]}
 
 
 def _attribution(start, *links):
@@ -64,17 +69,58 @@ def test_a_link_interval_is_within_when_every_tenant_is_inside_its_bound():
     assert not report.passed
 
 
-def test_a_tenant_fabcorr_did_not_see_has_the_bound_of_zero_samples():
-    high = wilson(0, 1000)[1]  # 0.0038
-    truth = [_truth(T0, {"a": 9990, "b": 10}), _truth(T0 + 10, {"a": 9900, "b": 100})]
+def test_a_tenant_fabcorr_did_not_see_has_the_exact_bound_of_zero_samples():
+    # (1 - p)^1000 = 0.05: p = 1 - exp(ln 0.05 / 1000) = 0.0029912 (the "rule of three")
+    high = 0.0029912
+    truth = [_truth(T0, {"a": 9970, "b": 29}), _truth(T0 + 10, {"a": 9900, "b": 100})]
     report = score(truth, [_attribution(T0, _link(1000, a=(1.0, 0.996, 1.0))),
                            _attribution(T0 + 10, _link(1000, T0 + 10, a=(1.0, 0.996, 1.0)))],
                    [])
-    assert 0.001 < high < 0.01
-    # at T0 + 10, a's 99 % is below 99.6 % and b's 1 % above the bound of b's 0 samples
+    # at T0, b's 29 / 9999 = 0.0029 is inside [0, 0.0029912]; at T0 + 10, a's 99 % is
+    # below 99.6 % and b's 1 % above the bound
     assert [(m.start, m.tenant, m.share, m.share_high) for m in report.misses] == [
-        (T0 + 10, "tenant:a", 1.0, 1.0), (T0 + 10, "tenant:b", 0.0, high)]
+        (T0 + 10, "tenant:a", 1.0, 1.0), (T0 + 10, "tenant:b", 0.0, pytest.approx(high,
+                                                                                   abs=1e-7))]
     assert report.within == 1
+
+
+@pytest.mark.parametrize(("b_bytes", "within"), [(299, 1), (331, 0)])
+def test_the_absent_bound_at_its_limit(b_bytes, within):
+    """With 100 samples the bound is 1 - 0.05^(1/100) = 0.029513; the scorer allows 0.001
+    of slack: 299 / 10299 = 0.02903 is in, 331 / 10331 = 0.03204 is out."""
+    truth = [_truth(T0, {"a": 10_000, "b": b_bytes})]
+    report = score(truth, [_attribution(T0, _link(100, a=(1.0, 0.95, 1.0)))], [])
+    assert report.within == within
+
+
+def test_bytes_inside_their_interval_are_counted_beside_the_shares():
+    """Link of 10,000 bytes: a truly sent 6,000 and b 4,000. a's bytes interval
+    [5,000, 5,900] misses 6,000 though its share interval holds 0.6; b's [3,500, 4,500]
+    holds 4,000; c, unreported, sent nothing: inside [0, bound x 10,000]."""
+    truth = [_truth(T0, {"a": 6000, "b": 4000, "c": 0})]
+    report = score(truth, [_attribution(T0, _link(
+        200, a=(0.55, 0.5, 0.65, 5000, 5900), b=(0.4, 0.35, 0.45, 3500, 4500)))], [])
+    assert report.within == 1
+    assert (report.tenant_intervals, report.bytes_within) == (3, 2)
+    assert report.bytes_within_fraction == pytest.approx(2 / 3)
+
+
+def test_an_unreported_tenant_bytes_bound_is_the_absent_share_of_the_link():
+    """200 samples: bound 1 - 0.05^(1/200) = 0.014867 of 10,000 bytes = 148.67 (+0.1 %)."""
+    for sent, inside in ((148, True), (150, False)):
+        truth = [_truth(T0, {"a": 10_000 - sent, "b": sent})]
+        report = score(truth, [_attribution(T0, _link(
+            200, a=(1.0, 0.9, 1.0, 0, 20_000)))], [])
+        assert report.bytes_within == 1 + inside, sent
+
+
+@pytest.mark.parametrize(("kind", "limit"), [("utilization", 0.8), ("pfc", 100.0),
+                                             ("ecn", 1000.0), ("discards", 1.0)])
+def test_a_signal_is_hot_at_its_limit_and_not_just_below(kind, limit):
+    for value, hot in ((limit, True), (limit * (1 - 1e-9), False), (limit * 1.01, True)):
+        signals = {("leaf01", "Ethernet9", "out"): {kind: value}}
+        truth = [_truth(T0 + 10 * n, signals=signals) for n in range(2)]
+        assert len(score(truth, [], [], LIMITS).true_hotspots) == hot, (kind, value)
 
 
 def test_fabcorr_intervals_must_line_up_with_the_truth():
@@ -241,3 +287,33 @@ def test_cli_reads_fabcorr_attribute_json(tmp_path, capsys):
     assert main(["simulate", "score", "--truth", str(tmp_path / "truth.jsonl"), "--log",
                  str(tmp_path / "run.json")]) == 1
     assert "precision 0%" in capsys.readouterr().out
+
+
+def test_true_signals_by_hand_on_an_oversubscribed_uplink():
+    """A ring of 4 pods on two leaves at 320G per NIC, one 400G uplink per leaf: each leaf
+    uplink carries two flows, 640G offered (in full-MTU equivalents of 4178 wire bytes).
+    Its ``out`` marks (1 - 400/640) of the packets sent, drops 1e-4 of the 240G excess
+    (counted as out_discards and queue drops both), and the leaf pauses both feeding host
+    ports for the throttled 3/8 of the second: those ports' ``in`` pfc."""
+    model = TrafficModel(scenario_from({
+        "fabric": {"nodes": 4, "rails": 1, "leaves_per_rail": 2, "spines": 1, "vfs_per_pf": 2},
+        "jobs": [{"tenant": "a", "name": "llm", "pods": 4, "gbps": 320,
+                  "message": {"write_bytes": 4096}}],
+        "interval_s": 1, "seconds": 1}))
+    recorder = TruthRecorder(model)
+    model.step()
+    (record,) = recorder.observe()
+    uplink = next(h.egress for r in model.routes for h in r if h.switch == "leaf01"
+                  and h.egress != r[-1].egress)
+    sent = int(200e9 / 8 / (4174 + 20))  # WRITE ONLY units per flow, 200G each
+    out = record.signals[("leaf01", uplink, "out")]
+    assert out["ecn"] == round(2 * sent * (1 - 400 / 640))
+    assert out["discards"] == 2 * round(240e9 / 8 / (4158 + 20) * 1e-4)
+    octets = 2 * sent * (4174 + 66) + 2 * 20_000 * 78  # data and ACKs, CNPs coming back
+    assert out["bytes_per_s"] == octets and out["utilization"] == octets * 8 / 400e9
+    assert out["pfc"] == 0  # spine01 passes everything on: it pauses nobody
+    pauses = round((1 - 400 / 640) * 400e9 / (65535 * 512))
+    feeders = {r[0].ingress for r in model.routes if r[0].switch == "leaf01"}
+    for port in feeders:
+        assert record.signals[("leaf01", port, "in")]["pfc"] == pauses
+        assert "ecn" not in record.signals[("leaf01", port, "in")]

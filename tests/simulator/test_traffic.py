@@ -16,10 +16,23 @@ from simulator.gnmi_target import GnmiTarget
 from simulator.scenario import load_scenario, scenario_from
 from simulator.traffic import CNP_PER_S, TrafficModel, TruthKey
 from simulator.workload import pattern_pairs
+from topology.build import build_graph
 from topology.paths import interface_paths
 
 SCENARIOS = Path(__file__).parents[2] / "examples" / "scenarios"
 SPEED = 400e9
+
+# Frames as counted with their FCS (Ethernet 14 + IPv4 20 + UDP 8 + BTH 12 + ICRC 4 +
+# FCS 4 = 62 bytes around the payload): WRITE FIRST/ONLY add a 16-byte RETH, ACK a
+# 4-byte AETH; on the wire each frame takes 20 bytes more (preamble, IFG).
+ONLY_4096 = 62 + 16 + 4096   # a 4096-byte WRITE ONLY: 4174
+ACK = 62 + 4                 # 66
+ONE_WRITE = {"write_bytes": 4096}  # one WRITE ONLY and one ACK back per unit
+
+
+def _units(gbps: float, wire_bytes: int) -> int:
+    """Whole units of a mix sent in one second at ``gbps`` on the wire."""
+    return int(gbps * 1e9 / 8 / wire_bytes)
 
 
 def _model(fabric: dict, jobs: list[dict], **extra) -> TrafficModel:
@@ -39,7 +52,8 @@ def _run(model: TrafficModel) -> list[dict]:
 
 def test_two_flows_with_their_own_source_ports_on_hand_computed_paths():
     model = _model({"nodes": 2, "rails": 1, "leaves_per_rail": 2, "spines": 2},
-                   [{"tenant": "a", "name": "llm", "pods": 2, "gbps": 100}], seconds=1, seed=4)
+                   [{"tenant": "a", "name": "llm", "pods": 2, "gbps": 100,
+                     "message": {"write_bytes": 8192}}], seconds=1, seed=4)
     there, back = model.flows
     assert (there.src, there.dst) == ("podif:a/llm-worker-0/net1", "podif:a/llm-worker-1/net1")
     for flow, leaf in ((there, "leaf01"), (back, "leaf02")):
@@ -51,25 +65,35 @@ def test_two_flows_with_their_own_source_ports_on_hand_computed_paths():
         route = model.routes[model.flows.index(flow)]
         assert route[0].switch == leaf and route[1].switch == f"spine0{bucket + 1}"
     model.step()
-    packets = int(100 * PACKETS_PER_GBIT)
+    # an 8192-byte WRITE: FIRST (4096 + RETH: 4174) and LAST (4096: 4158); 8372 on the wire
+    units = _units(100, 4174 + 4158 + 2 * 20)
     first = model.routes[0][0]
-    assert model.counters("leaf01", first.ingress)["in_pkts"] == packets
-    assert model.counters("leaf01", first.egress)["out_octets"] == packets * DATA_BYTES
-    assert DATA_BYTES == 4158  # a 4096-byte RDMA WRITE as REFERENCE §7 counts it
+    # worker-0's host port receives its WRITEs and the ACKs of what worker-1 sends it
+    host = model.counters("leaf01", first.ingress)
+    assert (host["in_pkts"], host["in_octets"]) == (3 * units, units * (4174 + 4158 + ACK))
+    assert DATA_BYTES == 4158  # a 4096-byte RDMA WRITE MIDDLE as REFERENCE §7 counts it
 
 
 def test_link_load_is_the_sum_of_its_flows():
+    # a: a 10,000-byte WRITE (FIRST 4174, MIDDLE 4158, LAST of 1808: 1870) and two
+    # 100-byte SENDs (162 each): 10,526 bytes in 5 frames, 10,626 on the wire, 3 ACKs;
+    # b: one 4096-byte WRITE ONLY (4174, 4194 on the wire), 1 ACK
     model = _model({"nodes": 8, "rails": 2, "leaves_per_rail": 2, "spines": 2},
                    [{"tenant": "a", "name": "llm", "pods": 4, "pattern": "all-to-all",
-                     "gbps": 90}, {"tenant": "b", "name": "x", "pods": 4, "gbps": 50}],
+                     "gbps": 90, "message": {"write_bytes": 10_000, "sends": 2,
+                                             "send_bytes": 100}},
+                    {"tenant": "b", "name": "x", "pods": 4, "gbps": 50, "message": ONE_WRITE}],
                    seconds=1)
     before, after = _run(model)
+    mixes = {0: (10_626, 5, 3), 1: (4194, 1, 1)}  # wire bytes, frames and ACKs per unit
     expected: Counter = Counter()
-    for flow, route in zip(model.flows, model.routes, strict=True):
-        packets = int(model.scenario.traffic[flow.job].gbps * flow.share * PACKETS_PER_GBIT)
-        for hop in route:
-            expected[(hop.switch, hop.ingress, "in")] += packets
-            expected[(hop.switch, hop.egress, "out")] += packets
+    for f, (flow, route) in enumerate(zip(model.flows, model.routes, strict=True)):
+        wire, frames, acks = mixes[flow.job]
+        units = _units(model.scenario.traffic[flow.job].gbps * flow.share, wire)
+        for hops, packets in ((route, units * frames), (model.back_routes[f], units * acks)):
+            for hop in hops:
+                expected[(hop.switch, hop.ingress, "in")] += packets
+                expected[(hop.switch, hop.egress, "out")] += packets
     for port, values in after.items():
         for way in ("in", "out"):
             assert values[f"{way}_pkts"] - before[port][f"{way}_pkts"] == \
@@ -81,14 +105,16 @@ def test_oversubscribed_uplink_by_hand():
     """Four pods on two leaves with one 400G uplink each; a ring at 320G per NIC puts two
     flows (640G) on each uplink: every flow is scaled by 400/640 to 200G."""
     model = _model({"nodes": 4, "rails": 1, "leaves_per_rail": 2, "spines": 1},
-                   [{"tenant": "a", "name": "llm", "pods": 4, "gbps": 320}], seconds=1)
+                   [{"tenant": "a", "name": "llm", "pods": 4, "gbps": 320,
+                     "message": ONE_WRITE}], seconds=1)
     uplink = next(h.egress for r in model.routes for h in r if h.switch == "leaf01"
                   and h.egress != r[-1].egress)
     model.step()
-    sent = int(200 * PACKETS_PER_GBIT)  # per flow: 320 x 400 / 640
+    sent = _units(200, ONLY_4096 + 20)  # per flow: 320 x 400 / 640
     up = model.counters("leaf01", uplink)
-    assert up["out_pkts"] == 2 * sent + 2 * CNP_PER_S  # + CNPs of the two flows coming back
-    assert up["out_octets"] == 2 * sent * DATA_BYTES + 2 * CNP_PER_S * CNP_BYTES
+    # + the ACKs and CNPs of the two flows coming back
+    assert up["out_pkts"] == 2 * sent + 2 * sent + 2 * CNP_PER_S
+    assert up["out_octets"] == 2 * sent * (ONLY_4096 + ACK) + 2 * CNP_PER_S * CNP_BYTES
     assert up["queue_ecn_marked/3"] == round(2 * sent * (1 - 400 / 640))
     assert up["queue_dropped/3"] == up["out_discards"] == \
         round(240 * PACKETS_PER_GBIT * DROP_SHARE)  # 1.6x: past the drop threshold
@@ -98,7 +124,7 @@ def test_oversubscribed_uplink_by_hand():
     for port in feeders:  # the leaf pauses the two NICs that feed the uplink
         assert model.counters("leaf01", port)["pfc_tx_pause/3"] == pauses
     down = model.counters("spine01", "Ethernet2")  # spine01 -> leaf02: 400G, not over
-    assert down["out_pkts"] == 2 * sent + 2 * CNP_PER_S and down["queue_ecn_marked/3"] == 0
+    assert down["out_pkts"] == 4 * sent + 2 * CNP_PER_S and down["queue_ecn_marked/3"] == 0
 
 
 def test_mild_overload_marks_ecn_without_pfc():
@@ -135,13 +161,16 @@ def test_counters_are_monotonic_and_truth_matches_their_deltas(name):
 def test_duty_cycle_and_noisy_event_set_the_rate():
     model = _model({"nodes": 2, "rails": 1, "leaves_per_rail": 2, "spines": 2},
                    [{"tenant": "a", "name": "llm", "pods": 2, "gbps": 100,
-                     "duty": {"on_s": 1, "off_s": 1}}], seconds=4,
+                     "duty": {"on_s": 1, "off_s": 1}, "message": ONE_WRITE}], seconds=4,
                    events=[{"at": 2, "noisy": {"job": "a/llm", "gbps": 300}}])
     port = ("leaf01", model.routes[0][0].ingress)
     snapshots = _run(model)
     per_tick = [b[port]["in_pkts"] - a[port]["in_pkts"]
                 for a, b in pairwise(snapshots)]
-    assert per_tick == [int(100 * PACKETS_PER_GBIT), 0, int(300 * PACKETS_PER_GBIT), 0]
+    # the sender's WRITEs, and as many ACKs for what it receives; a flow carries the part
+    # of a unit it could not send over to its next tick
+    first, carry = divmod(100e9 / 8 / 4194, 1)
+    assert per_tick == [2 * first, 0, 2 * int(300e9 / 8 / 4194 + carry), 0]
 
 
 def test_link_down_moves_flows_off_the_failed_cable():
@@ -219,7 +248,8 @@ def test_demo_noisy_tenant_makes_one_congested_uplink():
 
 def test_cnps_go_back_from_receiver_to_sender():
     model = _model({"nodes": 4, "rails": 1, "leaves_per_rail": 2, "spines": 1},
-                   [{"tenant": "a", "name": "llm", "pods": 4, "gbps": 320}], seconds=1)
+                   [{"tenant": "a", "name": "llm", "pods": 4, "gbps": 320,
+                     "message": ONE_WRITE}], seconds=1)
     tick = model.step()
     cnps = [(taps, frame, n) for taps, frame, n in tick.offers if n == CNP_PER_S]
     assert len(cnps) == 4
@@ -230,12 +260,12 @@ def test_cnps_go_back_from_receiver_to_sender():
         src, dst = head[26:30], head[30:34]
         flow = next(f for f in model.flows if (f.dst_ip, f.src_ip) == (src, dst))
         assert taps[0][0] == model.routes[model.flows.index(flow)][-1].switch
-    # worker-1 sends its own data, and the CNPs for what worker-0 sends it
+    # worker-1 sends its own data, and the ACKs and CNPs for what worker-0 sends it
     first_hop = model.routes[1][0]
     assert model.flows[1].src == "podif:a/llm-worker-1/net1"
     key = TruthKey(first_hop.switch, first_hop.ingress, "in", "a", "a/llm", "a/llm-worker-1")
-    sent = int(200 * PACKETS_PER_GBIT)
-    assert model.truth[0].bytes[key] == sent * DATA_BYTES + CNP_PER_S * CNP_BYTES
+    sent = _units(200, ONLY_4096 + 20)
+    assert model.truth[0].bytes[key] == sent * (ONLY_4096 + ACK) + CNP_PER_S * CNP_BYTES
 
 
 def test_counter_source_feeds_the_gnmi_target():
@@ -274,8 +304,10 @@ def test_three_tier_paths_are_equal_cost_and_truth_matches_counters():
                    [{"tenant": "a", "name": "x", "pods": 8, "pattern": "all-to-all",
                      "gbps": 390}], seconds=2)
     assert Counter(len(r) for r in model.routes) == {5: 32, 3: 16, 1: 8}
+    graph = build_graph(model.facts)  # an independent cross-check: the inventory's paths
     for flow, route in zip(model.flows, model.routes, strict=True):
-        assert route in interface_paths(model.fabric, flow.src, flow.dst, limit=1000).paths
+        listed = interface_paths(graph, flow.src, flow.dst, limit=1000).paths
+        assert route in [tuple((h.switch, h.ingress, h.egress) for h in p) for p in listed]
     _run(model)
     totals: Counter = Counter()
     for truth in model.truth:
