@@ -98,7 +98,6 @@ def test_demo_frames_are_a_mix_and_byte_shares_are_not_sample_shares(demo):
     assert apart > 10
 
 
-@pytest.mark.xfail(strict=True, reason="issue 12: byte-share intervals for mixed frame sizes")
 def test_demo_tenant_bytes_lie_in_their_interval_over_four_seeds(demo):
     """Per (link-interval, tenant), the true bytes inside fabcorr's 95 % bytes interval,
     over the demo at its own seed and three more (about 2,100 pairs)."""
@@ -152,7 +151,6 @@ def test_failures_hotspots_and_culprits_stay_accurate(failures):
                if link["port"].startswith("port:spine02/"))
 
 
-@pytest.mark.xfail(strict=True, reason="issue 12: byte-share intervals for mixed frame sizes")
 def test_failures_shares_stay_inside_their_bound(failures):
     report = score(failures.truth, failures.attributions, failures.hotspots)
     assert report.link_intervals > 300 and report.within_fraction >= 0.95, report.failures
