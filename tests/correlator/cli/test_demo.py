@@ -1,5 +1,6 @@
-"""``fabcorr demo`` end to end (real time: about a minute each, run side by side): the
-service against the emulated fabric, scored against the ground truth."""
+"""``fabcorr demo`` end to end (real time, about a minute each, one after the other): the
+service against the emulated fabric, scored against the ground truth. The demo runs as
+``make demo`` runs it (two of the leaves over SNMP), on a port of its own."""
 
 import re
 import subprocess
@@ -14,28 +15,51 @@ from topology.schema import port_id
 from topology.snapshot import load_snapshot
 
 SCENARIOS = Path(__file__).parents[3] / "examples" / "scenarios"
+MAKE_DEMO = ("--snmp", "leaf02,leaf04")  # what the Makefile's demo target adds
+DEADLINE_S = 600  # a demo takes about a minute; only a hung one comes near this
+
+
+def run_demo(out: Path, *options: str) -> tuple[int, str]:
+    """``fabcorr demo`` with ``options`` until it exits (killed past the deadline, so no
+    process is left behind); its exit code and output."""
+    process = subprocess.Popen(
+        [sys.executable, "-c", "import sys; from correlator.cli.main import main; "
+         "sys.exit(main())", "demo", "--out", str(out), "--listen",
+         f"127.0.0.1:{free_port()}", *options],
+        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    try:
+        output, _ = process.communicate(timeout=DEADLINE_S)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        output, _ = process.communicate()
+        pytest.fail(f"fabcorr demo still running after {DEADLINE_S} s:\n{output}")
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+    return process.returncode, output
 
 
 @pytest.fixture(scope="module")
 def runs(tmp_path_factory):
-    started, outs = {}, {}
-    for name in ("demo", "failures"):
-        out = outs[name] = tmp_path_factory.mktemp(name)
-        started[name] = subprocess.Popen(
-            [sys.executable, "-c", "import sys; from correlator.cli.main import main; "
-             "sys.exit(main())", "demo", "--scenario", str(SCENARIOS / f"{name}.yaml"),
-             "--out", str(out), "--listen", f"127.0.0.1:{free_port()}"],
-            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-    return {name: (process.wait(240), process.stdout.read(), outs[name])
-            for name, process in started.items()}
+    found = {}
+    for name, options in (("demo", MAKE_DEMO), ("failures", ("--scenario",
+                                                             str(SCENARIOS / "failures.yaml")))):
+        out = tmp_path_factory.mktemp(name)
+        found[name] = (*run_demo(out, *options), out)
+    return found
 
 
-def test_the_demo_finds_the_noisy_tenant_within_30_s_and_passes_its_score(runs):
+def test_the_demo_finds_the_noisy_tenant_two_intervals_after_it_starts_and_passes(runs):
+    """The noisy job starts at +5 s: its cable is hot from then, a hotspot at the end of
+    its second hot interval (+15 s), whatever the machine's speed."""
     code, out, _ = runs["demo"]
     assert code == 0, out
     assert "verdict: pass" in out
-    (first, *_) = re.findall(r"HOTSPOT (\S+ \w+): .*\[(\d+) s after the demo started\]", out)
-    assert first[0] == "leaf01:Ethernet9 out" and int(first[1]) < 30, out
+    lines = out.splitlines()
+    first = next(n for n, line in enumerate(lines) if line.startswith("  HOTSPOT"))
+    assert re.match(r"  HOTSPOT leaf01:Ethernet9 out: .* since \+5 s ", lines[first]), out
+    assert re.match(r"  \+\s*15 s ", lines[first - 1]), out
     assert re.search(r"culprits:  team-c \d+% \(\d+%-\d+%, \d+ samples\); "
                      r"jobs team-c/sweep", out)
     assert "noisy neighbour: tenant:team-c sends" in out
