@@ -1,0 +1,132 @@
+"""One counter of one port in time: what it counted over any span, from readings that are
+late, stale and taken out of step with the intervals asked about.
+
+A reading says what the counter was when the *agent* last refreshed it, which is not
+always when it was read: net-snmp refreshes ifHCInOctets about every 3 s, so 1 s polls
+return the same value two or three times, then a jump. A :class:`CounterTimeline` keeps
+the moments the counter is known to have had a value:
+
+- a new value is dated halfway between the last reading of the old one and its own
+  reading (the agent refreshed somewhere in between);
+- an old value read again and again was still the agent's value one refresh period
+  before its last reading (the period is learnt from the spacing of the changes; until
+  it is, nothing is assumed), so a counter that stood still and then moves is not spread
+  back over its quiet time.
+
+Between two known moments it counts at a steady rate, so the increase over ``[t0, t1)`` is
+the difference of the interpolated values at ``t1`` and ``t0``: spans that tile a run add
+up to the whole increase, and no byte falls between two intervals. Values are unwrapped as
+they come (a narrow counter's wrap adds ``2**bits``; a fall that no wrap explains is a
+reset, after which the new value counts from zero).
+"""
+
+from __future__ import annotations
+
+import bisect
+from itertools import pairwise
+from statistics import median
+
+__all__ = ["CounterTimeline"]
+
+_PERIODS_KEPT = 8
+
+
+class CounterTimeline:
+    """The known moments of one counter of ``bits`` width, and its increase between any two.
+
+    Examples
+    --------
+    An agent that refreshes every 3 s, read every second (value by reading time):
+
+    >>> t = CounterTimeline()
+    >>> for at, value in ((0.5, 0), (1.5, 0), (2.5, 300), (3.5, 300), (4.5, 300),
+    ...                   (5.5, 600), (6.5, 600), (7.5, 600), (8.5, 900)):
+    ...     t.add(at, value)
+    >>> t.moments()
+    [(0.5, 0), (2.0, 300), (5.0, 600), (8.0, 900)]
+    >>> t.increase(2.0, 5.0), t.increase(0.0, 3.0), t.increase(3.0, 8.0)
+    (300.0, None, 500.0)
+    >>> t.covered_until
+    8.0
+    """
+
+    __slots__ = ("_changes", "_cumulative", "_held", "_last", "bits", "times", "values")
+
+    def __init__(self, bits: int = 64) -> None:
+        self.bits = bits
+        self.times: list[float] = []
+        self.values: list[float] = []  # unwrapped, never decreasing
+        self._last: int | None = None  # the last raw value read
+        self._held = 0.0  # when it was last read
+        self._cumulative = 0.0
+        self._changes: list[float] = []  # the moments of the latest changes
+
+    @property
+    def covered_until(self) -> float:
+        """The last moment the counter's value is known at (an interval may close once it
+        ends at or before this)."""
+        return self.times[-1] if self.times else float("-inf")
+
+    @property
+    def period(self) -> float | None:
+        """The agent's refresh period as learnt so far: the median spacing of the latest
+        changes (None before two changes)."""
+        changes = self._changes
+        return median(b - a for a, b in pairwise(changes)) if len(changes) > 1 \
+            else None
+
+    def add(self, at: float, value: int) -> None:
+        """A reading taken at ``at`` (readings come in time order; an older one is
+        ignored)."""
+        last = self._last
+        if last is None:
+            self._known(at, 0.0)
+        elif at <= self._held:
+            return
+        elif value == last:
+            self._held = at
+            return
+        else:
+            self._cumulative += self._step(last, value)
+            period = self.period
+            if period is not None and self._held - period > self.times[-1]:
+                self._known(self._held - period, self.values[-1])
+            changed = (self._held + at) / 2
+            self._known(max(changed, self.times[-1]), self._cumulative)
+            self._changes = [*self._changes[-_PERIODS_KEPT:], changed]
+        self._last, self._held = value, at
+
+    def _step(self, before: int, after: int) -> int:
+        if after >= before:
+            return after - before
+        if self.bits < 64:
+            return after + (1 << self.bits) - before
+        return after  # a 64-bit counter does not wrap: it was reset and counts from 0
+
+    def _known(self, at: float, value: float) -> None:
+        if self.times and at == self.times[-1]:
+            self.values[-1] = value
+        else:
+            self.times.append(at)
+            self.values.append(value)
+
+    def moments(self) -> list[tuple[float, int]]:
+        """The known (moment, unwrapped value) pairs, oldest first."""
+        return [(t, int(v)) for t, v in zip(self.times, self.values, strict=True)]
+
+    def value_at(self, at: float) -> float | None:
+        """The interpolated value at ``at``; None outside the known moments."""
+        times = self.times
+        if not times or not times[0] <= at <= times[-1]:
+            return None
+        i = bisect.bisect_right(times, at)
+        if i == len(times):
+            return self.values[-1]
+        t0, t1 = times[i - 1], times[i]
+        v0, v1 = self.values[i - 1], self.values[i]
+        return v0 + (v1 - v0) * (at - t0) / (t1 - t0)
+
+    def increase(self, start: float, end: float) -> float | None:
+        """What the counter counted over ``[start, end)``; None unless both are known."""
+        first, last = self.value_at(start), self.value_at(end)
+        return None if first is None or last is None else last - first

@@ -1,0 +1,80 @@
+"""Counters in time: stale, out-of-step readings turned into the bytes of any interval."""
+
+import random
+
+import pytest
+
+from correlator.collect.timeline import CounterTimeline
+
+RATE = 6.2e6  # bytes a second, steady (the namespace lab's traffic)
+
+
+def _stale_agent(refresh_s: float, refresh_phase: float, polls: list[float]):
+    """Readings of a counter counting RATE from 0 at t=0, which the agent refreshes every
+    ``refresh_s`` (at phase + k * refresh_s) and is read at ``polls``."""
+    def agent_value(at: float) -> int:
+        refreshed = refresh_phase + ((at - refresh_phase) // refresh_s) * refresh_s
+        return int(RATE * max(0.0, refreshed))
+    return [(at, agent_value(at)) for at in polls]
+
+
+def test_steady_traffic_behind_a_3_s_refresh_comes_out_steady_per_interval():
+    """Polled every second, the agent's 3 s refresh makes 5 s poll deltas swing between
+    one and two refreshes' worth (3.7 to 7.5 MB at 6.2 MB/s, as seen on net-snmp); the
+    timeline dates each change within half a poll of when it happened, so each
+    interval's bytes are within 2 x 0.5 s of traffic of the truth."""
+    rng = random.Random(7)
+    polls = [10 + n + rng.uniform(-0.1, 0.1) for n in range(60)]
+    readings = _stale_agent(3.0, 0.37, polls)
+    timeline = CounterTimeline()
+    for at, value in readings:
+        timeline.add(at, value)
+    naive, timed = [], []
+    for start in range(15, 65, 5):
+        inside = [v for at, v in readings if start <= at < start + 5]
+        naive.append(inside[-1] - inside[0])
+        timed.append(timeline.increase(start, start + 5))
+    truth = 5 * RATE
+    assert max(naive) - min(naive) >= 0.9 * 3 * RATE  # the swing a refresh makes
+    assert all(abs(b - truth) <= 2 * 0.6 * RATE for b in timed), [b / truth for b in timed]
+    # intervals that tile a span add up to the counter's increase over it, to the byte
+    assert sum(timed) == pytest.approx(timeline.increase(15, 65), abs=1e-3)
+    assert timeline.period == pytest.approx(3.0, abs=0.25)
+
+
+def test_a_counter_that_stood_still_is_not_spread_over_its_quiet_time():
+    """1,000 bytes a second, quiet from 6 s to 20 s, refreshed by the agent every 2 s and
+    read every second: once the period is known, the quiet value holds until a period
+    before its last reading, so the quiet time stays quiet (interpolating straight from
+    the last change at 6 s to the next at 22 s would give [8, 18) 1,250 bytes)."""
+    def counted(t: float) -> float:
+        return 1000 * min(t, 6) + 1000 * max(0.0, t - 20)
+
+    timeline = CounterTimeline()
+    for n in range(26):
+        timeline.add(n + 0.5, int(counted((n + 0.5) // 2 * 2)))
+    assert timeline.period == 2.0
+    assert timeline.increase(8, 18) == 0.0
+    assert timeline.value_at(19.5) == 6000
+    assert timeline.increase(19.5, 22.0) == counted(22.0) - counted(19.5) == 2000
+
+
+def test_a_narrow_counter_wraps_and_a_wide_one_resets():
+    narrow = CounterTimeline(bits=32)
+    for at, value in ((0.0, 2**32 - 100), (1.0, 50), (2.0, 150)):
+        narrow.add(at, value)
+    # 100 to the wrap, 50 after it, then 100; the last change is dated at 1.5 s
+    assert narrow.increase(0.0, 1.5) == 250.0 and narrow.covered_until == 1.5
+    wide = CounterTimeline()
+    for at, value in ((0.0, 10**12), (1.0, 400), (2.0, 900)):
+        wide.add(at, value)
+    assert wide.increase(0.0, 1.5) == 900.0  # cleared: what it counted since zero
+
+
+def test_older_readings_are_ignored_and_spans_outside_the_readings_are_unknown():
+    timeline = CounterTimeline()
+    for at, value in ((10.0, 0), (12.0, 200), (11.0, 9999), (14.0, 400)):
+        timeline.add(at, value)
+    assert timeline.moments() == [(10.0, 0), (11.0, 200), (13.0, 400)]
+    assert timeline.increase(9.0, 12.0) is None and timeline.increase(12.0, 13.5) is None
+    assert timeline.increase(11.0, 13.0) == 200.0 and timeline.covered_until == 13.0
