@@ -13,8 +13,9 @@ The model does not depend on the wall clock, so :meth:`EmulatedFabric.prepare` p
 its end at once, keeping every tick's datagrams, port counters and down switches and
 cables; :meth:`EmulatedFabric.run` then replays them at their wall-clock times. Replaying
 costs little, so a busy machine delays a datagram at most, never the traffic itself: the
-counters a switch answers with are always those of the tick the wall clock is in, and each
-tick's datagrams are spread over the first half of their tick
+counters a switch answers with are always those of the wall-clock moment (or of its
+agent's last refresh before it), and each tick's datagrams are spread over the first half
+of their tick
 (:func:`send_schedule`), sent by a process of their own (:mod:`simulator.sflow_sender`).
 """
 
@@ -23,6 +24,7 @@ from __future__ import annotations
 import bisect
 import threading
 import time
+import zlib
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -61,12 +63,15 @@ class EmulatedFabric:
     """Targets up on :meth:`start`; :meth:`run` plays the model in real time (in a thread
     of its own, :meth:`run_in_background`); :meth:`stop` takes everything down.
 
-    ``clock`` and ``sleep`` pace the replay (the wall clock by default).
+    gNMI switches answer with fresh counters; SNMP agents refresh theirs every
+    ``snmp_refresh_s`` (net-snmp: about 3 s), each from a phase of its own, and answer
+    with the same values in between. ``clock`` and ``sleep`` pace the replay (the wall
+    clock by default).
     """
 
     def __init__(self, model: TrafficModel, username: str = "fabcorr",
-                 password: str = "", snmp: Iterable[str] = (), clock: Clock = time.time,
-                 sleep: Sleep = time.sleep) -> None:
+                 password: str = "", snmp: Iterable[str] = (), snmp_refresh_s: float = 1.0,
+                 clock: Clock = time.time, sleep: Sleep = time.sleep) -> None:
         self.model = model
         over_snmp = set(snmp)
         unknown = over_snmp - {s.name for s in model.facts.switches}
@@ -76,10 +81,12 @@ class EmulatedFabric:
         self._ends: list[float] = []
         self._ports = {name: n for n, (name, _, _) in enumerate(model.port_list())}
         self._before = tuple(model.counters(*name) for name in self._ports)
+        self._refreshed: dict[tuple[int, float], dict[str, int]] = {}
         self.targets: dict[str, GnmiTarget | SnmpAgent] = {}
         for switch in model.facts.switches:
+            refresh = snmp_refresh_s if switch.name in over_snmp else 0.0
             options = {"host": switch.mgmt_address, "profile": PROFILE,
-                       "counters": self._counter_source(switch.name)}
+                       "counters": self._counter_source(switch.name, refresh)}
             self.targets[switch.name] = (
                 SnmpAgent.from_facts(model.facts, switch.name, community=password or "public",
                                      **options) if switch.name in over_snmp else
@@ -157,14 +164,37 @@ class EmulatedFabric:
                 target.set_oper_status(port, "down")
                 target.neighbors = [n for n in target.neighbors if n.local_port != port]
 
-    def _counter_source(self, switch: str) -> Callable[[str, float], dict[str, int]]:
-        """The counters of ``switch``'s ports at a wall-clock moment: those at the end of
-        the last tick ended by then (the model's start values before the first)."""
+    def _counter_source(self, switch: str, refresh_s: float
+                        ) -> Callable[[str, float], dict[str, int]]:
+        """The counters of ``switch``'s ports as its agent shows them at a wall-clock
+        moment: fresh (``refresh_s`` 0: counting steadily through each tick), or as of the
+        agent's last refresh (every ``refresh_s`` from a phase of the switch's own), the
+        same values until the next one."""
+        phase = zlib.crc32(switch.encode()) % 1000 / 1000 * refresh_s
+
         def source(port: str, now: float) -> dict[str, int]:
             index = self._ports[(switch, port)]
-            done = bisect.bisect_right(self._ends, now)
-            return self.ticks[done - 1].counters[index] if done else self._before[index]
+            if not refresh_s:
+                return self._counters_at(index, now)
+            refreshed = phase + (now - phase) // refresh_s * refresh_s
+            key = (index, refreshed)
+            found = self._refreshed.get(key)
+            if found is None:
+                found = self._refreshed[key] = self._counters_at(index, refreshed)
+            return found
         return source
+
+    def _counters_at(self, index: int, at: float) -> dict[str, int]:
+        """A port's counters at ``at``: between its values at the ends of the tick's
+        neighbours, in proportion to the time into the tick."""
+        done = bisect.bisect_right(self._ends, at)
+        before = self.ticks[done - 1].counters[index] if done else self._before[index]
+        if done == len(self.ticks) or at <= self.ticks[done].start:
+            return before
+        tick = self.ticks[done]
+        after, part = tick.counters[index], (at - tick.start) / (tick.end - tick.start)
+        return {name: before.get(name, 0) + int((value - before.get(name, 0)) * part)
+                for name, value in after.items()}
 
     def run_in_background(self, collector: tuple[str, int]) -> None:
         """:meth:`run` in a thread of its own; :attr:`finished` is set when it ends."""

@@ -4,6 +4,7 @@ speed)."""
 
 import socket
 import time
+import zlib
 
 from simulator.emulator import SEND_SPREAD, EmulatedFabric, send_schedule
 from simulator.fabric_run import run
@@ -82,17 +83,39 @@ def test_a_ticks_datagrams_are_spread_over_its_first_half():
         assert times == [tick.start + i * SEND_SPREAD / n for i in range(n)]
 
 
-def test_switches_answer_with_the_counters_of_the_tick_the_clock_is_in():
+def test_gnmi_switches_count_steadily_through_each_tick():
     model = _model(seconds=3)
     fabric = EmulatedFabric(model)
     ticks = fabric.prepare()
     leaf = fabric.targets["leaf01"]
     port = next(iter(leaf.interfaces))
     index = [name for name, _, _ in model.port_list()].index(("leaf01", port))
+    first, second = (ticks[n].counters[index]["in_octets"] for n in (0, 1))
     read = leaf.counters
+    assert first > 0 and second > first
     assert read(port, START - 1)["in_octets"] == 0  # before the traffic: the start values
-    assert read(port, START + 0.5)["in_octets"] == 0  # the first tick has not ended
-    assert read(port, START + 1)["in_octets"] == ticks[0].counters[index]["in_octets"] > 0
-    assert read(port, START + 2.99) is ticks[1].counters[index]
-    assert read(port, START + 100) is ticks[2].counters[index]
-    assert ticks[2].counters[index]["in_octets"] > ticks[1].counters[index]["in_octets"]
+    assert read(port, START + 0.25)["in_octets"] == int(first * 0.25)
+    assert read(port, START + 1)["in_octets"] == first
+    assert read(port, START + 1.5)["in_octets"] == first + int((second - first) * 0.5)
+    assert read(port, START + 100) == ticks[2].counters[index]
+
+
+def test_snmp_agents_show_the_counters_of_their_last_refresh():
+    model = _model(seconds=8)
+    fabric = EmulatedFabric(model, snmp={"leaf02"}, snmp_refresh_s=3.0)
+    fabric.prepare()
+    agent, gnmi = fabric.targets["leaf02"], fabric.targets["leaf01"]
+    port = next(p.fact.name for p in agent.ports)
+    phase = zlib.crc32(b"leaf02") % 1000 / 1000 * 3.0
+    refresh = START + phase + 3.0  # a refresh inside the traffic: at 3.0 + phase s
+    seen = agent.counters(port, refresh)
+    assert agent.counters(port, refresh + 2.99) is seen  # unchanged until the next one
+    assert agent.counters(port, refresh + 3.0) != seen
+    # what it shows is what a fresh agent showed at the refresh
+    fresh = EmulatedFabric(model_again := _model(seconds=8), snmp={"leaf02"},
+                           snmp_refresh_s=0.0)
+    fresh.prepare()
+    assert model_again.port_list() == model.port_list()
+    assert fresh.targets["leaf02"].counters(port, refresh) == seen
+    assert gnmi.counters(next(iter(gnmi.interfaces)), refresh + 1) != \
+        gnmi.counters(next(iter(gnmi.interfaces)), refresh + 2)
