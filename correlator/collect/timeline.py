@@ -6,8 +6,10 @@ always when it was read: net-snmp refreshes ifHCInOctets about every 3 s, so 1 s
 return the same value two or three times, then a jump. A :class:`CounterTimeline` keeps
 the moments the counter is known to have had a value:
 
-- a new value is dated halfway between the last reading of the old one and its own
-  reading (the agent refreshed somewhere in between);
+- a new value is dated at its reading when the old one was read once (nothing says the
+  agent is behind: a fresh counter read now and then), and halfway between the last
+  reading of the old one and its own when the old one was read again and again (a stale
+  agent refreshed somewhere in between);
 - an old value read again and again was still the agent's value one refresh period
   before its last reading (the period is learnt from the spacing of the changes; until
   it is, nothing is assumed), so a counter that stood still and then moves is not spread
@@ -16,8 +18,8 @@ the moments the counter is known to have had a value:
 Between two known moments it counts at a steady rate, so the increase over ``[t0, t1)`` is
 the difference of the interpolated values at ``t1`` and ``t0``: spans that tile a run add
 up to the whole increase, and no byte falls between two intervals. Values are unwrapped as
-they come (a narrow counter's wrap adds ``2**bits``; a fall that no wrap explains is a
-reset, after which the new value counts from zero).
+they come (a narrow counter's wrap adds ``2**bits``; a fall of a 64-bit counter, or any
+value after :meth:`CounterTimeline.restart`, is a reset: the new value counts from zero).
 """
 
 from __future__ import annotations
@@ -50,7 +52,8 @@ class CounterTimeline:
     8.0
     """
 
-    __slots__ = ("_changes", "_cumulative", "_held", "_last", "bits", "times", "values")
+    __slots__ = ("_changes", "_cumulative", "_held", "_last", "_reads", "_restarted", "bits",
+                 "times", "values")
 
     def __init__(self, bits: int = 64) -> None:
         self.bits = bits
@@ -58,6 +61,8 @@ class CounterTimeline:
         self.values: list[float] = []  # unwrapped, never decreasing
         self._last: int | None = None  # the last raw value read
         self._held = 0.0  # when it was last read
+        self._reads = 0  # how many times it was read
+        self._restarted = False
         self._cumulative = 0.0
         self._changes: list[float] = []  # the moments of the latest changes
 
@@ -70,7 +75,7 @@ class CounterTimeline:
     @property
     def period(self) -> float | None:
         """The agent's refresh period as learnt so far: the median spacing of the latest
-        changes (None before two changes)."""
+        changes after values read more than once (None before two of them)."""
         changes = self._changes
         return median(b - a for a, b in pairwise(changes)) if len(changes) > 1 \
             else None
@@ -84,19 +89,28 @@ class CounterTimeline:
         elif at <= self._held:
             return
         elif value == last:
-            self._held = at
+            self._held, self._reads = at, self._reads + 1
             return
         else:
             self._cumulative += self._step(last, value)
             period = self.period
             if period is not None and self._held - period > self.times[-1]:
                 self._known(self._held - period, self.values[-1])
-            changed = (self._held + at) / 2
+            changed = (self._held + at) / 2 if self._reads > 1 else at
             self._known(max(changed, self.times[-1]), self._cumulative)
-            self._changes = [*self._changes[-_PERIODS_KEPT:], changed]
-        self._last, self._held = value, at
+            if self._reads > 1:
+                self._changes = [*self._changes[-_PERIODS_KEPT:], changed]
+        self._last, self._held, self._reads = value, at, 1
+
+    def restart(self) -> None:
+        """The counter restarted (a device reboot, an operator clear): the next value read
+        counts from zero, whatever its width."""
+        self._restarted = True
 
     def _step(self, before: int, after: int) -> int:
+        if self._restarted:
+            self._restarted = False
+            return after
         if after >= before:
             return after - before
         if self.bits < 64:

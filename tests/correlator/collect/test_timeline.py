@@ -63,18 +63,37 @@ def test_a_narrow_counter_wraps_and_a_wide_one_resets():
     narrow = CounterTimeline(bits=32)
     for at, value in ((0.0, 2**32 - 100), (1.0, 50), (2.0, 150)):
         narrow.add(at, value)
-    # 100 to the wrap, 50 after it, then 100; the last change is dated at 1.5 s
-    assert narrow.increase(0.0, 1.5) == 250.0 and narrow.covered_until == 1.5
+    # 100 to the wrap, 50 after it, then 100 (each value read once: dated when read)
+    assert narrow.increase(0.0, 2.0) == 250.0 and narrow.covered_until == 2.0
     wide = CounterTimeline()
     for at, value in ((0.0, 10**12), (1.0, 400), (2.0, 900)):
         wide.add(at, value)
-    assert wide.increase(0.0, 1.5) == 900.0  # cleared: what it counted since zero
+    assert wide.increase(0.0, 2.0) == 900.0  # cleared: what it counted since zero
+
+
+def test_a_fresh_counter_read_now_and_then_is_dated_when_read():
+    """No value read twice: nothing says the agent is behind, so no change is moved back
+    (halfway between sparse readings would put 11,000 at 15 s, not at 19.5 s)."""
+    timeline = CounterTimeline()
+    for at, value in ((9.5, 1000), (10.5, 2000), (19.5, 11000), (20.5, 12000)):
+        timeline.add(at, value)
+    assert timeline.moments() == [(9.5, 0), (10.5, 1000), (19.5, 10000), (20.5, 11000)]
+    assert timeline.increase(10.0, 20.0) == 10000.0 and timeline.period is None
 
 
 def test_older_readings_are_ignored_and_spans_outside_the_readings_are_unknown():
     timeline = CounterTimeline()
     for at, value in ((10.0, 0), (12.0, 200), (11.0, 9999), (14.0, 400)):
         timeline.add(at, value)
-    assert timeline.moments() == [(10.0, 0), (11.0, 200), (13.0, 400)]
-    assert timeline.increase(9.0, 12.0) is None and timeline.increase(12.0, 13.5) is None
-    assert timeline.increase(11.0, 13.0) == 200.0 and timeline.covered_until == 13.0
+    assert timeline.moments() == [(10.0, 0), (12.0, 200), (14.0, 400)]
+    assert timeline.increase(9.0, 12.0) is None and timeline.increase(12.0, 14.5) is None
+    assert timeline.increase(12.0, 14.0) == 200.0 and timeline.covered_until == 14.0
+
+
+def test_after_a_restart_a_narrow_counter_counts_from_zero_not_round_a_wrap():
+    timeline = CounterTimeline(bits=32)
+    timeline.add(0.0, 4_000_000_000)
+    timeline.add(1.0, 4_000_001_000)
+    timeline.restart()  # the switch rebooted: 300 is what it counted since, not a wrap
+    timeline.add(2.0, 300)
+    assert timeline.increase(0.0, 2.0) == 1300.0

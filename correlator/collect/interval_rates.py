@@ -1,0 +1,122 @@
+"""Every port's counters in time, and their rates over exactly one interval.
+
+Readings of a port (telemetry polls or streams, sFlow counter samples) feed one
+:class:`~correlator.collect.timeline.CounterTimeline` per counter; the rates of
+``[start, end)`` are each counter's increase over that span by interpolation, divided by
+its length, so an interval gets the bytes of its own time, whenever the readings were
+taken. An interval is *covered* once every port read lately has a known value at or
+after its end (:meth:`IntervalRates.covered`); one asked for before that gets the ports
+that are covered, the others are left out (and listed in :attr:`Rates.skipped` of none).
+
+A device reboot (uptime going back) or an operator clear restarts a port's counters: what
+they show next counts from zero, never as a wrap; an increase beyond what the port's speed
+allows is implausible and left out.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from correlator.collect.rates import Rates, Skip, ceiling
+from correlator.collect.timeline import CounterTimeline
+from inventory.counters import PortCounters
+
+__all__ = ["IntervalRates"]
+
+
+@dataclass(slots=True)
+class _Port:
+    switch: str
+    port: str
+    timelines: dict[str, CounterTimeline] = field(default_factory=dict)
+    last: PortCounters | None = None
+
+
+class IntervalRates:
+    """Readings in, rates over any interval out; ``slack`` as in :class:`RateConfig`.
+
+    >>> r = IntervalRates()
+    >>> for at, octets in ((9.5, 1000), (10.5, 2000), (19.5, 11000), (20.5, 12000)):
+    ...     r.add(PortCounters("leaf01", "Ethernet1", at, {"in_octets": octets},
+    ...                        speed_bps=8000))
+    >>> r.covered(20.0), r.covered(21.0)
+    (True, False)
+    >>> rates = r.rates(10.0, 20.0)["port:leaf01/Ethernet1"]
+    >>> rates.per_second, rates.interval_s, rates.in_utilization
+    ({'in_octets': 1000.0}, 10.0, 1.0)
+    """
+
+    def __init__(self, slack: float = 1.1) -> None:
+        self.slack = slack
+        self._ports: dict[str, _Port] = {}
+
+    def add(self, reading: PortCounters) -> None:
+        """One reading (a port's readings in time order; older ones are ignored)."""
+        key = f"port:{reading.switch}/{reading.port}"
+        port = self._ports.get(key)
+        if port is None:
+            port = self._ports[key] = _Port(reading.switch, reading.port)
+        last = port.last
+        if last is not None and reading.at <= last.at:
+            return
+        if last is not None and _restarted(last, reading):
+            for timeline in port.timelines.values():
+                timeline.restart()
+        for name, value in reading.values.items():
+            timeline = port.timelines.get(name)
+            if timeline is None:
+                timeline = port.timelines[name] = CounterTimeline(reading.width(name))
+            timeline.add(reading.at, value)
+        port.last = reading
+
+    def covered(self, end: float, since: float | None = None) -> bool:
+        """Whether every port (read after ``since``, when given) is known at ``end``."""
+        return all(_known_until(p) >= end for p in self._ports.values()
+                   if p.last is not None and (since is None or p.last.at > since))
+
+    def rates(self, start: float, end: float) -> dict[str, Rates]:
+        """Port ID -> its rates over ``[start, end)``, for the ports known over all of it."""
+        found: dict[str, Rates] = {}
+        seconds = end - start
+        for key, port in self._ports.items():
+            last = port.last
+            if last is None or seconds <= 0:
+                continue
+            per_second: dict[str, float] = {}
+            skipped: dict[str, Skip] = {}
+            for name, timeline in port.timelines.items():
+                increase = timeline.increase(start, end)
+                if increase is None:
+                    continue
+                limit = ceiling(name, last.speed_bps, seconds, self.slack)
+                if limit is not None and increase > limit:
+                    skipped[name] = Skip.IMPLAUSIBLE
+                else:
+                    per_second[name] = increase / seconds
+            if not per_second and not skipped:
+                continue
+            speed = last.speed_bps or None
+            found[key] = Rates(port.switch, port.port, end, seconds, per_second, skipped,
+                               speed_bps=speed,
+                               in_utilization=_utilization(per_second.get("in_octets"), speed),
+                               out_utilization=_utilization(per_second.get("out_octets"),
+                                                            speed))
+        return found
+
+
+def _known_until(port: _Port) -> float:
+    return min((t.covered_until for t in port.timelines.values()), default=float("-inf"))
+
+
+def _restarted(last: PortCounters, now: PortCounters) -> bool:
+    rebooted = now.uptime_s is not None and last.uptime_s is not None \
+        and now.uptime_s < last.uptime_s
+    cleared = now.last_clear is not None and last.last_clear is not None \
+        and now.last_clear != last.last_clear
+    return rebooted or cleared
+
+
+def _utilization(octets_per_second: float | None, speed_bps: int | None) -> float | None:
+    if octets_per_second is None or not speed_bps:
+        return None
+    return octets_per_second * 8 / speed_bps

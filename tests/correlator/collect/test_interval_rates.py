@@ -1,0 +1,52 @@
+"""Rates over exactly an interval from readings taken whenever, per port."""
+
+import pytest
+
+from correlator.collect.interval_rates import IntervalRates
+from correlator.collect.rates import Skip
+from inventory.counters import PortCounters
+
+SPEED = 400_000_000_000
+
+
+def _reading(at, port="Ethernet1", uptime=None, **values):
+    return PortCounters("leaf01", port, at, values, {"in_pkts": 32}, speed_bps=SPEED,
+                        uptime_s=uptime)
+
+
+def test_each_interval_gets_the_bytes_of_its_own_time():
+    rates = IntervalRates()
+    for at, octets in ((7.0, 0), (12.0, 5_000), (17.0, 10_000), (22.0, 15_000)):
+        rates.add(_reading(at, in_octets=octets))
+    # 1,000 bytes a second read every 5 s out of step with the 10 s intervals
+    (found,) = rates.rates(10.0, 20.0).values()
+    assert found.per_second == {"in_octets": 1000.0} and found.interval_s == 10.0
+    assert found.in_utilization == 8000 / SPEED and found.at == 20.0
+    assert rates.rates(0.0, 10.0) == {}  # 7 s is the first known moment
+
+
+def test_an_interval_is_covered_once_every_recent_port_is_known_past_its_end():
+    rates = IntervalRates()
+    rates.add(_reading(9.0, "Ethernet1", in_octets=0))
+    rates.add(_reading(21.0, "Ethernet1", in_octets=100))
+    rates.add(_reading(9.0, "Ethernet2", in_octets=0))
+    rates.add(_reading(19.0, "Ethernet2", in_octets=100))
+    assert not rates.covered(20.0)
+    assert rates.covered(20.0, since=20.0)  # Ethernet2 was last read before then
+    rates.add(_reading(21.5, "Ethernet2", in_octets=130))
+    assert rates.covered(20.0) and rates.covered(21.0) and not rates.covered(21.2)
+    assert set(rates.rates(10.0, 20.0)) == {"port:leaf01/Ethernet1", "port:leaf01/Ethernet2"}
+
+
+def test_a_reboot_restarts_the_counters_and_an_impossible_increase_is_left_out():
+    rates = IntervalRates()
+    rates.add(_reading(0.0, uptime=1000.0, in_octets=10**9, in_pkts=4_000_000_000))
+    rates.add(_reading(10.0, uptime=1010.0, in_octets=2 * 10**9, in_pkts=4_000_001_000))
+    rates.add(_reading(20.0, uptime=5.0, in_octets=500, in_pkts=300))  # rebooted
+    (found,) = rates.rates(10.0, 20.0).values()
+    assert found.per_second == {"in_octets": 50.0, "in_pkts": 30.0}  # from zero, no wrap
+    rates.add(_reading(30.0, uptime=15.0, in_octets=500 + SPEED // 8 * 12, in_pkts=400))
+    (found,) = rates.rates(20.0, 30.0).values()
+    # 12 s of line rate in 10 s: more than the 11 s the slack allows
+    assert found.skipped == {"in_octets": Skip.IMPLAUSIBLE}
+    assert found.per_second == {"in_pkts": pytest.approx(10.0)}
