@@ -21,9 +21,11 @@ WATCHED_BY_HAND = {
     "sriovnetwork.openshift.io": ("sriovnetworknodestates",),
     "kueue.x-k8s.io": ("localqueues", "clusterqueues"),  # tenant: queue -> cohort
 }
-OWNERS_BY_HAND = {
-    "apps": ("replicasets", "deployments", "statefulsets", "daemonsets"),
+OWNERS_BY_HAND = {  # the job-identity table, plus the built-in controllers
+    "apps": ("replicasets", "deployments", "statefulsets", "daemonsets"),  # built in
     "batch": ("jobs", "cronjobs"),
+    # PyTorchJob/TFJob/MPIJob in the table; XGBoost, Paddle and JAX jobs are the training
+    # operator v1's other kinds
     "kubeflow.org": ("pytorchjobs", "tfjobs", "mpijobs", "xgboostjobs", "paddlejobs",
                      "jaxjobs"),
     "trainer.kubeflow.org": ("trainjobs",),
@@ -31,7 +33,7 @@ OWNERS_BY_HAND = {
     "leaderworkerset.x-k8s.io": ("leaderworkersets",),
     "batch.volcano.sh": ("jobs",),
     "ray.io": ("rayclusters", "rayjobs"),
-    "kubevirt.io": ("virtualmachineinstances", "virtualmachines"),
+    "kubevirt.io": ("virtualmachineinstances", "virtualmachines"),  # fixed-IP VMIs
 }
 
 
