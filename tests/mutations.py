@@ -99,7 +99,8 @@ def run(copy: Path, mutation: Mutation) -> tuple[int, list[str]]:
              "-p", "no:cacheprovider"], cwd=copy, capture_output=True, text=True)
     finally:
         target.write_text(original)
-    failed = re.findall(r"^(?:FAILED|ERROR) (.+?)(?: - .*)?$", result.stdout, re.MULTILINE)
+    failed = re.findall(r"^(?:FAILED|ERROR) (\S+?\[.*?\]|\S+)", result.stdout,
+                        re.MULTILINE)  # a test id, with its parameters (which may hold " - ")
     if result.returncode not in (0, 1) and not failed:
         failed = [f"pytest exited {result.returncode}"]
     return line_of(original, mutation.before), failed
