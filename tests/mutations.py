@@ -47,6 +47,8 @@ MUTATIONS = (
              'self.intervals <= 1 else', "validate: the key named, intervals < 1 -> <= 1"),
     Mutation(HOTSPOTS, "found[k] >= bounds[k]", "found[k] > bounds[k]",
              "hot_kinds: signal >= threshold -> >"),
+    Mutation(HOTSPOTS, "link.samples > best.samples", "link.samples >= best.samples",
+             "story: more samples > best -> >="),
     Mutation(HOTSPOTS, "streak.count >= self.limits.intervals",
              "streak.count > self.limits.intervals", "streak: count >= intervals -> >"),
     Mutation(HOTSPOTS, "max(streak.peak.values()) >= 2", "max(streak.peak.values()) > 2",

@@ -300,3 +300,15 @@ def test_a_neighbour_with_exactly_the_neighbour_share_counts(fabric):
                 neighbour_share=math.nextafter(0.3, 0.0)).noisy_neighbour == at.noisy_neighbour
     assert _hot(fabric, _mix(50, 30, 20),
                 neighbour_share=math.nextafter(0.3, 1.0)).noisy_neighbour == ""
+
+
+def test_a_later_hot_interval_with_exactly_as_many_samples_keeps_the_first_story(fabric):
+    tracker = HotspotTracker(LIMITS)
+    _step(tracker, fabric, T0, _rates(T0 + 10, 0.9), _traffic())  # 100 out, a leads
+    tie = flows(B0, B1, 90) + flows(A0, A1, 10) + flows(A1, A0, 9, input=1003, output=1001,
+                                                        traffic="roce-cnp")
+    (hot,) = _step(tracker, fabric, T0 + 10, _rates(T0 + 20, 0.9), tie)  # 100 out, as before
+    assert [(s.name, s.samples) for s in hot.culprits] == [("tenant:a", 80)]
+    (hot,) = _step(tracker, fabric, T0 + 20, _rates(T0 + 30, 0.9),
+                   flows(B0, B1, 91) + flows(A0, A1, 10))  # one sample more: b's story
+    assert [(s.name, s.samples) for s in hot.culprits] == [("tenant:b", 91)]
