@@ -39,7 +39,9 @@ def wilson(c: int, n: int, z: float = Z95) -> tuple[float, float]:
     p, z2 = c / n, z * z
     centre = (p + z2 / (2 * n)) / (1 + z2 / n)
     half = z / (1 + z2 / n) * math.sqrt(p * (1 - p) / n + z2 / (4 * n * n))
-    return max(0.0, centre - half), min(1.0, centre + half)
+    # every trial a success (or none): the bound is 1 (or 0) exactly, not its rounding
+    return (0.0 if c <= 0 else max(0.0, centre - half),
+            1.0 if c >= n else min(1.0, centre + half))
 
 
 class Share(NamedTuple):

@@ -76,6 +76,7 @@ class Service:
         self._receiver: Receiver | None = None
         self._pool: ReceiverPool | None = None
         self._publishing = asyncio.Lock()
+        self._publishing_task: asyncio.Future[None] | None = None  # kept while shielded
         self._published = 0
 
     async def run(self, stop: asyncio.Event) -> None:
@@ -255,8 +256,14 @@ class Service:
                     return
                 closed = self._closed(time.time())
                 end = self._worker.end
-            for interval, totals in closed:
-                await self._publish(interval, totals)
+            # a stop cancels this task: what it closed is published all the same
+            # (_close_interval waits for it), never dropped half-way
+            self._publishing_task = asyncio.ensure_future(self._publish_all(closed))
+            await asyncio.shield(self._publishing_task)
+
+    async def _publish_all(self, closed: list[tuple[Interval, Totals]]) -> None:
+        for interval, totals in closed:
+            await self._publish(interval, totals)
 
     def _closed(self, now: float) -> list[tuple[Interval, Totals]]:
         """The intervals ended by ``now``, once every datagram queued has been read."""
@@ -265,7 +272,10 @@ class Service:
         return self._worker.close(now)
 
     async def _close_interval(self, now: float) -> None:
-        """Attribute what was received since the last boundary (at shutdown)."""
+        """Attribute what was received since the last boundary (at shutdown), after
+        the intervals being published when the stop came."""
+        if self._publishing_task is not None:
+            await asyncio.gather(self._publishing_task, return_exceptions=True)
         if self._worker is not None:
             for interval, totals in [*self._closed(now), self._worker.take(now)]:
                 await self._publish(interval, totals)

@@ -1,10 +1,12 @@
 """Hotspots: thresholds held for N intervals, culprits, victims, the noisy-neighbour verdict."""
 
+import math
+
 import pytest
 
 from correlator.attribution.accumulate import Accumulator
 from correlator.attribution.attribute import attribute
-from correlator.attribution.hotspots import HotspotTracker, Thresholds
+from correlator.attribution.hotspots import HotspotTracker, Thresholds, hot_kinds
 from correlator.collect.rates import Rates
 from inventory.errors import ConfigError
 from tests.correlator.attribution.conftest import A0, A1, B0, B1, T0, datagram, flows
@@ -101,11 +103,27 @@ def test_a_dominant_tenant_alone_is_no_noisy_neighbour(fabric):
     assert hot.noisy_neighbour == "" and hot.victims == ()
 
 
-def test_bad_thresholds_are_config_errors():
-    with pytest.raises(ConfigError, match="intervals"):
-        Thresholds(intervals=0).validate()
-    with pytest.raises(ConfigError, match="utilization"):
-        Thresholds(utilization=0).validate()
+@pytest.mark.parametrize("key", ["utilization", "pfc_per_s", "ecn_per_s", "discards_per_s",
+                                 "dominance"])
+def test_a_rate_threshold_must_be_positive_and_any_positive_one_will_do(key):
+    for bad in (0.0, -1.0):
+        with pytest.raises(ConfigError) as error:
+            Thresholds(**{key: bad}).validate()
+        assert error.value.key == key
+    smallest = math.nextafter(0.0, 1.0)  # 5e-324
+    assert Thresholds(**{key: smallest}).validate() == Thresholds(**{key: smallest})
+
+
+@pytest.mark.parametrize("key", ["intervals", "culprits"])
+def test_intervals_and_culprits_must_be_at_least_one(key):
+    with pytest.raises(ConfigError) as error:
+        Thresholds(**{key: 0}).validate()
+    assert error.value.key == key  # also when the other one is at its limit, 1
+    other = {"intervals": "culprits", "culprits": "intervals"}[key]
+    with pytest.raises(ConfigError) as error:
+        Thresholds(**{key: 0, other: 1}).validate()
+    assert error.value.key == key
+    assert Thresholds(intervals=1, culprits=1).validate() == Thresholds(intervals=1, culprits=1)
 
 
 def test_what_a_port_sends_is_read_from_its_peers_ingress_samples(fabric):
@@ -170,3 +188,127 @@ def test_a_hotspot_keeps_the_story_of_its_best_sampled_hot_interval(fabric):
     assert [(s.name, s.samples) for s in hot.culprits] == [("tenant:b", 90)]
     assert [(s.name, s.samples) for s in hot.victims] == [("tenant:a", 11)]
     assert hot.throttled == () and hot.start == T0
+
+
+# -- every threshold at its limit and one step (the next float) either side ----------------
+
+BOUNDS = {"utilization": 0.8, "pfc": 100.0, "ecn": 1000.0, "discards": 1.0}
+
+
+@pytest.mark.parametrize("kind", BOUNDS)
+def test_a_signal_is_hot_at_its_threshold_and_not_one_step_below(kind):
+    limit = BOUNDS[kind]
+    below, above = math.nextafter(limit, 0.0), math.nextafter(limit, math.inf)
+    assert hot_kinds({kind: limit}, LIMITS) == {kind: 1.0}
+    assert hot_kinds({kind: below}, LIMITS) == {}
+    assert hot_kinds({kind: above}, LIMITS) == {kind: above / limit}
+    assert above / limit > 1.0
+
+
+@pytest.mark.parametrize(("signal", "limit"), [
+    ("pfc_rx_pause/3", 100.0), ("queue_ecn_marked/UC3", 1000.0), ("out_discards", 1.0)])
+def test_the_tracker_sees_a_counter_at_its_threshold_and_not_one_step_below(fabric, signal,
+                                                                           limit):
+    tracker = HotspotTracker(Thresholds(intervals=1))
+    (hot,) = _step(tracker, fabric, T0, _rates(T0 + 10, 0.1, **{signal: limit}), _traffic())
+    assert (hot.port, hot.direction, hot.severity) == (UPLINK, "out", "warning")
+    below = math.nextafter(limit, 0.0)
+    tracker = HotspotTracker(Thresholds(intervals=1))
+    assert _step(tracker, fabric, T0, _rates(T0 + 10, 0.1, **{signal: below}), _traffic()) == []
+
+
+def test_utilization_at_its_threshold_is_hot_and_one_step_below_is_not(fabric):
+    (hot,) = _step(HotspotTracker(Thresholds(intervals=1)), fabric, T0, _rates(T0 + 10, 0.8),
+                   _traffic())
+    assert (hot.kinds, hot.signals) == (("utilization",), {"utilization": 0.8})
+    below = math.nextafter(0.8, 0.0)
+    assert _step(HotspotTracker(Thresholds(intervals=1)), fabric, T0,
+                 _rates(T0 + 10, below), _traffic()) == []
+
+
+def test_severity_is_critical_at_exactly_twice_a_threshold(fabric):
+    def severity(pfc):
+        (hot,) = _step(HotspotTracker(Thresholds(intervals=1)), fabric, T0,
+                       _rates(T0 + 10, 0.1, **{"pfc_rx_pause/3": pfc}), _traffic())
+        return hot.severity
+    assert 200.0 / 100.0 == 2.0 and math.nextafter(200.0, 0.0) / 100.0 < 2.0
+    assert severity(200.0) == "critical"
+    assert severity(math.nextafter(200.0, 0.0)) == "warning"
+    assert severity(math.nextafter(200.0, math.inf)) == "critical"
+
+
+@pytest.mark.parametrize("n", [1, 2, 3, 5])
+def test_a_hotspot_needs_exactly_intervals_hot_intervals_in_a_row(fabric, n):
+    tracker = HotspotTracker(Thresholds(intervals=n))
+    found = [_step(tracker, fabric, T0 + 10 * i, _rates(T0 + 10 * i + 10, 0.9), _traffic())
+             for i in range(n + 1)]
+    assert found[:n - 1] == [[]] * (n - 1)  # N-1 hot intervals: not yet
+    assert [len(f) for f in found[n - 1:]] == [1, 1]  # the N-th and after
+    assert found[n - 1][0].start == T0
+
+
+# Shares below are of equal frames, so a tenant's share is exactly its samples / 100.
+
+def _hot(fabric, samples, **limits):
+    (hot,) = _step(HotspotTracker(Thresholds(intervals=1, **limits)), fabric, T0,
+                   _rates(T0 + 10, 0.9), samples)
+    return hot
+
+
+def _mix(a, b, nobody):
+    return flows(A0, A1, a) + flows(B0, B1, b) + flows("10.9.9.9", A1, nobody)
+
+
+def test_a_culprit_making_exactly_half_the_bytes_is_enough_and_just_under_is_not(fabric):
+    half = _hot(fabric, _mix(50, 30, 20))
+    assert half.culprits[0].share == 0.5
+    assert ([s.name for s in half.culprits], [s.name for s in half.victims]) == (
+        ["tenant:a"], ["tenant:b"])
+    under = _hot(fabric, _mix(49, 31, 20))
+    assert ([s.name for s in under.culprits], under.victims) == (["tenant:a", "tenant:b"], ())
+
+
+def test_culprits_are_cut_at_the_culprits_threshold(fabric):
+    # 40 % nobody's, then a and b at 30 % each (ties go by name)
+    one = _hot(fabric, _mix(30, 30, 40), culprits=1)
+    assert ([s.name for s in one.culprits], [s.name for s in one.victims]) == (
+        ["tenant:a"], ["tenant:b"])
+    two = _hot(fabric, _mix(30, 30, 40), culprits=2)
+    assert ([s.name for s in two.culprits], two.victims) == (["tenant:a", "tenant:b"], ())
+
+
+def test_culprits_stop_at_the_last_named_group_short_of_half(fabric):
+    hot = _hot(fabric, _mix(20, 20, 60))  # a and b make 40 %: both, and nobody else
+    assert ([s.name for s in hot.culprits], hot.victims) == (["tenant:a", "tenant:b"], ())
+
+
+def test_a_tenant_with_exactly_the_dominance_share_is_a_noisy_neighbour(fabric):
+    at = _hot(fabric, _mix(50, 30, 20), dominance=0.5)
+    assert at.noisy_neighbour.startswith("tenant:a sends 50% (")
+    assert at.noisy_neighbour.endswith(") of a link that tenant:b also use")
+    assert _hot(fabric, _mix(50, 30, 20),
+                dominance=math.nextafter(0.5, 0.0)).noisy_neighbour == at.noisy_neighbour
+    assert _hot(fabric, _mix(50, 30, 20),
+                dominance=math.nextafter(0.5, 1.0)).noisy_neighbour == ""
+
+
+def test_a_neighbour_with_exactly_the_neighbour_share_counts(fabric):
+    at = _hot(fabric, _mix(50, 30, 20), neighbour_share=0.3)
+    assert at.victims[0].share == 0.3
+    assert at.noisy_neighbour.endswith(") of a link that tenant:b also use")
+    assert _hot(fabric, _mix(50, 30, 20),
+                neighbour_share=math.nextafter(0.3, 0.0)).noisy_neighbour == at.noisy_neighbour
+    assert _hot(fabric, _mix(50, 30, 20),
+                neighbour_share=math.nextafter(0.3, 1.0)).noisy_neighbour == ""
+
+
+def test_a_later_hot_interval_with_exactly_as_many_samples_keeps_the_first_story(fabric):
+    tracker = HotspotTracker(LIMITS)
+    _step(tracker, fabric, T0, _rates(T0 + 10, 0.9), _traffic())  # 100 out, a leads
+    tie = flows(B0, B1, 90) + flows(A0, A1, 10) + flows(A1, A0, 9, input=1003, output=1001,
+                                                        traffic="roce-cnp")
+    (hot,) = _step(tracker, fabric, T0 + 10, _rates(T0 + 20, 0.9), tie)  # 100 out, as before
+    assert [(s.name, s.samples) for s in hot.culprits] == [("tenant:a", 80)]
+    (hot,) = _step(tracker, fabric, T0 + 20, _rates(T0 + 30, 0.9),
+                   flows(B0, B1, 91) + flows(A0, A1, 10))  # one sample more: b's story
+    assert [(s.name, s.samples) for s in hot.culprits] == [("tenant:b", 91)]

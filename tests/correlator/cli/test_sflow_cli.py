@@ -12,6 +12,7 @@ from simulator import roce, sflow_wire
 from simulator.generator import generate_facts
 from simulator.pcap import write_pcap
 from simulator.sflow_run import PortFlow, capture
+from tests.correlator.attribution.bounds import share_bounds
 from tests.correlator.attribution.conftest import A0, A1, B0, B1, SPEC, T0
 from tests.sflow import tshark
 from topology.build import build_graph
@@ -156,6 +157,9 @@ def test_attribute_shares_hold_the_ground_truth(capsys, run):
             for share in link["tenants"]:
                 expected = truth[share["name"]] / sum(truth.values())
                 assert share["share_low"] <= expected <= share["share_high"], (link, share)
+                assert (share["share_low"], share["share_high"]) == pytest.approx(
+                    share_bounds(share["samples"], link["samples"], share["share"]),
+                    abs=1e-12)
                 checked += 1
     assert checked == 9  # 3 intervals x (2 tenants on spine01, 1 on leaf01)
     assert cap.truth[("spine01", "Ethernet1", A0)] == [3_000_000, 3_000_000 * 4174]
@@ -200,6 +204,11 @@ def test_the_example_capture_names_the_noisy_tenant_and_its_victims(capsys, tmp_
     truth = 876540000000 + 250440000000  # team-a's bytes over 30 s
     share = hot["culprits"][0]
     assert share["share_low"] <= truth / (truth + 187830000000) <= share["share_high"]
+    (link, *_) = [link for attribution in result["attributions"]
+                  for link in attribution["links"]
+                  if share in link["tenants"]]  # the interval the hotspot's shares are of
+    assert (share["share_low"], share["share_high"]) == pytest.approx(
+        share_bounds(share["samples"], link["samples"], share["share"]), abs=1e-12)
     assert hot["noisy_neighbour"].startswith("tenant:team-a sends 8")
 
 

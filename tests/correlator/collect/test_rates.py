@@ -13,6 +13,8 @@ from inventory.errors import ConfigError
 
 G = 1_000_000_000
 W32 = 1 << 32
+EXACT = RateConfig(interval_s=10, slack=1.0)  # ceilings at line rate exactly
+W32_BPS = 8 * W32  # bits/s at which 32-bit octets reach 2**32 in one second
 
 
 def reading(at, values, *, bits=None, speed=None, uptime=None, clear=None):
@@ -103,6 +105,63 @@ CASES = {
         [reading(100, {"in_errors": 1}), reading(110, {"in_errors": -1}),
          reading(120, {"in_errors": 3})],
         {}, skipped={"in_errors": Skip.NEW}),
+    # -- limits, and one step either side --
+    "a 32-bit wrap counts the whole way round: 2**32 - before + after": Case(
+        [reading(100, {"in_pkts": W32 - 1}, bits={"in_pkts": 32}),
+         reading(110, {"in_pkts": 0}, bits={"in_pkts": 32})],
+        {"in_pkts": 0.1}, wrapped=("in_pkts",)),
+    "a 32-bit wrap from zero to the top: 2**32 - 1": Case(
+        [reading(100, {"in_pkts": 1}, bits={"in_pkts": 32}),
+         reading(110, {"in_pkts": 0}, bits={"in_pkts": 32})],
+        {"in_pkts": (W32 - 1) / 10}, wrapped=("in_pkts",)),
+    "a 64-bit decrease by one is a reset, not a wrap": Case(
+        [reading(100, {"in_pkts": 1}), reading(110, {"in_pkts": 0})],
+        {}, skipped={"in_pkts": Skip.RESET}),
+    "a counter standing still has rate 0, not a wrap": Case(
+        [reading(100, {"in_pkts": 7}, bits={"in_pkts": 32}),
+         reading(110, {"in_pkts": 7}, bits={"in_pkts": 32})],
+        {"in_pkts": 0.0}),
+    "ambiguous when the ceiling reaches exactly 2**bits": Case(
+        [reading(100, {"in_octets": 0}, bits={"in_octets": 32}, speed=W32_BPS),
+         reading(101, {"in_octets": 5}, bits={"in_octets": 32}, speed=W32_BPS)],
+        {}, skipped={"in_octets": Skip.AMBIGUOUS}, config=EXACT),
+    "not ambiguous one byte/s below: a delta of 2**32 - 1 at line rate": Case(
+        [reading(100, {"in_octets": 0}, bits={"in_octets": 32}, speed=W32_BPS - 8),
+         reading(101, {"in_octets": W32 - 1}, bits={"in_octets": 32}, speed=W32_BPS - 8)],
+        {"in_octets": W32 - 1.0}, config=EXACT),
+    "a delta of exactly the ceiling is plausible": Case(
+        [reading(100, {"out_octets": 0}, speed=8 * G), reading(110, {"out_octets": 10 * G})],
+        {"out_octets": 1.0 * G}, config=EXACT),
+    "a delta of one above the ceiling is implausible": Case(
+        [reading(100, {"out_octets": 0}, speed=8 * G),
+         reading(110, {"out_octets": 10 * G + 1})],
+        {}, skipped={"out_octets": Skip.IMPLAUSIBLE}, config=EXACT),
+    "a frame counter at exactly the ceiling in minimum frames is plausible": Case(
+        [reading(100, {"in_pkts": 0}, speed=84 * 8 * 1000),
+         reading(110, {"in_pkts": 10_000})],
+        {"in_pkts": 1000.0}, config=EXACT),
+    "a frame counter one above is implausible": Case(
+        [reading(100, {"in_pkts": 0}, speed=84 * 8 * 1000),
+         reading(110, {"in_pkts": 10_001})],
+        {}, skipped={"in_pkts": Skip.IMPLAUSIBLE}, config=EXACT),
+    "a gap of exactly max_gap_s still has a rate": Case(
+        [reading(100, {"in_octets": 0}), reading(130, {"in_octets": 3000})],
+        {"in_octets": 100.0}),
+    "a gap one step over max_gap_s has none": Case(
+        [reading(100, {"in_octets": 0}), reading(math.nextafter(130, math.inf),
+                                                 {"in_octets": 3000})],
+        {}, skipped={"in_octets": Skip.GAP}),
+    "up for exactly the interval: booted at the previous reading, no reboot since": Case(
+        [reading(100, {"in_octets": 50}), reading(110, {"in_octets": 150}, uptime=10.0)],
+        {"in_octets": 10.0}),
+    "up for one step less than the interval: rebooted since": Case(
+        [reading(100, {"in_octets": 50}),
+         reading(110, {"in_octets": 150}, uptime=math.nextafter(10.0, 0.0))],
+        {}, skipped={"in_octets": Skip.REBOOT}),
+    "uptime standing still is no reboot": Case(
+        [reading(100, {"in_octets": 50}, uptime=500.0),
+         reading(110, {"in_octets": 150}, uptime=500.0)],
+        {"in_octets": 10.0}),
     "a counter that changed width is reset": Case(
         [reading(100, {"in_pkts": 90}, bits={"in_pkts": 32}), reading(110, {"in_pkts": 100})],
         {}, skipped={"in_pkts": Skip.RESET}),

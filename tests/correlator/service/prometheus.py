@@ -62,11 +62,12 @@ class Prometheus:
         query = urllib.parse.urlencode(params, doseq=True)
         try:
             with urllib.request.urlopen(f"{self.url}/api/v1/{path}?{query}", timeout=10) as r:
-                body = json.load(r)
+                status, body = r.status, json.load(r)
         except urllib.error.HTTPError as exc:
-            body = json.load(exc)
-        if body.get("status") != "success":
-            raise PrometheusError(f"{path} {params}: {body.get('errorType')}: "
+            with exc:
+                status, body = exc.code, json.load(exc)
+        if status != 200 or body.get("status") != "success":
+            raise PrometheusError(f"{path} {params}: HTTP {status}, {body.get('errorType')}: "
                                   f"{body.get('error')}")
         return body["data"]
 
@@ -108,7 +109,7 @@ class Prometheus:
             time.sleep(every)
 
     def log_tail(self, lines: int = 30) -> str:
-        with contextlib.suppress(OSError):
+        with contextlib.suppress(FileNotFoundError):
             return "\n".join(self.log.read_text(errors="replace").splitlines()[-lines:])
         return ""
 
@@ -159,8 +160,17 @@ def running(target: str, rule_files: Sequence[Path] = (), *, timeout: float = 30
 
 
 def _ready(url: str) -> bool:
+    """Whether ``/-/ready`` answers 200; False while the port refuses connections or the
+    server answers 503 (starting); any other failure is raised."""
     try:
         with urllib.request.urlopen(f"{url}/-/ready", timeout=2) as response:
             return response.status == 200
-    except OSError:
-        return False
+    except urllib.error.HTTPError as exc:
+        with exc:
+            if exc.code == 503:
+                return False
+            raise
+    except urllib.error.URLError as exc:
+        if isinstance(exc.reason, ConnectionRefusedError):
+            return False
+        raise

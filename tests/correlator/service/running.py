@@ -33,6 +33,14 @@ def free_port(kind: int = socket.SOCK_STREAM) -> int:
         return s.getsockname()[1]
 
 
+def udp_drops(port: int) -> int:
+    """Datagrams the kernel dropped for the UDP sockets bound to ``port`` on 127.0.0.1 (the
+    last column of /proc/net/udp: a full receive buffer)."""
+    local = f"0100007F:{port:04X}"
+    lines = Path("/proc/net/udp").read_text().splitlines()[1:]
+    return sum(int(line.split()[-1]) for line in lines if line.split()[1] == local)
+
+
 class RunningService:
     """A context manager: targets up, service ready; :meth:`stop` sends SIGTERM."""
 
@@ -60,7 +68,7 @@ class RunningService:
                 cwd=ROOT, stderr=self.stderr, stdout=subprocess.DEVNULL,
                 env={**os.environ, "FABCORR_GNMI_PASSWORD": PASSWORD,
                      "PYTHONPATH": str(ROOT)})
-            self.wait_for(lambda: self.get("/readyz")[0] == 200, 60, "ready")
+            self.wait_for(self._ready, 60, "ready")
         except BaseException:
             self.__exit__()
             raise
@@ -91,18 +99,36 @@ class RunningService:
                 "attribution": {"interval_s": self.interval_s, "log": str(self.log)},
                 **self.extra}
 
-    def get(self, path: str) -> tuple[int, bytes]:
+    def fetch(self, path: str) -> tuple[int, bytes]:
+        """Status and body of ``GET path``, whatever the status. A refused connection
+        raises ConnectionRefusedError (not urllib's wrapper), any other failure its own
+        error: never a made-up status."""
         try:
             with urllib.request.urlopen(f"http://127.0.0.1:{self.http_port}{path}",
                                         timeout=5) as response:
                 return response.status, response.read()
         except urllib.error.HTTPError as exc:
-            return exc.code, exc.read()
-        except OSError:
-            return 0, b""
+            with exc:
+                return exc.code, exc.read()
+        except urllib.error.URLError as exc:
+            if isinstance(exc.reason, ConnectionRefusedError):
+                raise exc.reason from exc
+            raise
+
+    def get(self, path: str, status: int = 200) -> bytes:
+        """The body of ``GET path``, which must answer exactly ``status``."""
+        found, body = self.fetch(path)
+        assert found == status, f"GET {path}: {found}, not {status}: {body[:500]!r}"
+        return body
 
     def metrics(self) -> str:
-        return self.get("/metrics")[1].decode()
+        return self.get("/metrics").decode()
+
+    def _ready(self) -> bool:
+        try:
+            return self.fetch("/readyz")[0] == 200
+        except ConnectionRefusedError:  # not listening yet
+            return False
 
     def wait_for(self, condition, timeout: float, what: str) -> None:
         deadline = time.monotonic() + timeout

@@ -8,6 +8,7 @@ from correlator.cli.printers import to_data
 from correlator.service.api import handle
 from correlator.service.state import View
 from inventory.problems import Problem
+from tests.correlator.attribution.bounds import share_bounds
 from tests.correlator.service.example_view import make_capture, replayed
 from topology import queries
 from topology.graph import FabricGraph
@@ -116,6 +117,8 @@ def test_top_pods_of_one_link_are_its_shares_per_direction(view):
     first = found["rows"][0]
     assert first["share"] == pytest.approx(6971 / (A_SAMPLES + B_SAMPLES))
     assert first["share_low"] < first["share"] < first["share_high"]
+    assert (first["share_low"], first["share_high"]) == pytest.approx(
+        share_bounds(6971, A_SAMPLES + B_SAMPLES, first["share"]), abs=1e-12)
     assert first["bytes_per_second"] == pytest.approx(first["share"] * SPINE_IN / SECONDS)
 
 

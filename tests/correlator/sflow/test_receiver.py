@@ -1,6 +1,9 @@
 """The receiver over real UDP on loopback: two worker processes sharing one port."""
 
 import asyncio
+import errno
+import os
+import re
 import socket
 import time
 
@@ -75,7 +78,9 @@ def test_a_taken_port_is_a_clear_error():
     with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as taken:
         taken.bind(("127.0.0.1", 0))
         port = taken.getsockname()[1]
-        with pytest.raises(OSError, match=f"cannot bind 127.0.0.1:{port}"), \
+        in_use = re.escape(f"cannot bind 127.0.0.1:{port}: [Errno {errno.EADDRINUSE}] "
+                           f"{os.strerror(errno.EADDRINUSE)}")
+        with pytest.raises(OSError, match=in_use), \
                 ReceiverPool(ReceiverConfig(host="127.0.0.1", port=port, workers=1)):
             pass
 

@@ -1,0 +1,136 @@
+"""Mutations of the hotspot thresholds and the counter-rate logic that the tests must catch.
+
+``python -m tests.mutations`` copies the project to a temporary folder, applies each
+mutation there in turn (one at a time, the original restored before the next), runs the
+tests of the mutated module with its doctests, and prints a table: the mutation, where it
+is, and how many tests failed with the first of them. A mutation that no test catches is
+``SURVIVED`` and makes the exit status 1. ``-k TEXT`` runs only the mutations whose
+description contains TEXT.
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+HOTSPOTS = "correlator/attribution/hotspots.py"
+RATES = "correlator/collect/rates.py"
+TESTS = {HOTSPOTS: ("tests/correlator/attribution", HOTSPOTS),
+         RATES: ("tests/correlator/collect/test_rates.py", RATES)}
+
+
+@dataclass(frozen=True)
+class Mutation:
+    """``before`` (found exactly once in ``path``) replaced by ``after``."""
+
+    path: str
+    before: str
+    after: str
+    what: str
+
+
+MUTATIONS = (
+    Mutation(HOTSPOTS, "if not getattr(self, key) > 0:", "if not getattr(self, key) >= 0:",
+             "validate: threshold > 0 -> >= 0"),
+    Mutation(HOTSPOTS, "if self.intervals < 1 or", "if self.intervals <= 1 or",
+             "validate: intervals < 1 -> <= 1"),
+    Mutation(HOTSPOTS, "or self.culprits < 1:", "or self.culprits <= 1:",
+             "validate: culprits < 1 -> <= 1"),
+    Mutation(HOTSPOTS, '"intervals" if self.intervals < 1 else', '"intervals" if '
+             'self.intervals <= 1 else', "validate: the key named, intervals < 1 -> <= 1"),
+    Mutation(HOTSPOTS, "found[k] >= bounds[k]", "found[k] > bounds[k]",
+             "hot_kinds: signal >= threshold -> >"),
+    Mutation(HOTSPOTS, "link.samples > best.samples", "link.samples >= best.samples",
+             "story: more samples > best -> >="),
+    Mutation(HOTSPOTS, "streak.count >= self.limits.intervals",
+             "streak.count > self.limits.intervals", "streak: count >= intervals -> >"),
+    Mutation(HOTSPOTS, "max(streak.peak.values()) >= 2", "max(streak.peak.values()) > 2",
+             "severity: peak >= 2x -> >"),
+    Mutation(HOTSPOTS, "while cut < min(", "while cut <= min(",
+             "_split: cut < min(named, culprits) -> <="),
+    Mutation(HOTSPOTS, "and total < 0.5:", "and total <= 0.5:", "_split: total < 0.5 -> <="),
+    Mutation(HOTSPOTS, "named[0].share < self.limits.dominance",
+             "named[0].share <= self.limits.dominance", "_verdict: share < dominance -> <="),
+    Mutation(HOTSPOTS, "s.share >= self.limits.neighbour_share",
+             "s.share > self.limits.neighbour_share", "_verdict: share >= neighbour_share -> >"),
+    Mutation(RATES, "delta = after + (1 << bits) - before",
+             "delta = after + (1 << bits) - before - 1", "wrap: one short of 2**bits"),
+    Mutation(RATES, "delta = after + (1 << bits) - before",
+             "delta = after + (1 << bits) - before + 1", "wrap: one past 2**bits"),
+    Mutation(RATES, "delta = after + (1 << bits) - before", "delta = after - before",
+             "wrap: not added"),
+    Mutation(RATES, "elif bits >= 64:", "elif bits > 64:", "64-bit reset: bits >= 64 -> >"),
+    Mutation(RATES, "elif bits >= 64:", "elif False:", "64-bit reset: branch removed"),
+    Mutation(RATES, "limit >= 1 << bits", "limit > 1 << bits",
+             "ambiguous: limit >= 2**bits -> >"),
+    Mutation(RATES, "delta > limit", "delta >= limit", "implausible: delta > limit -> >="),
+    Mutation(RATES, "span > max_gap", "span >= max_gap", "gap: span > max_gap -> >="),
+    Mutation(RATES, "now.uptime_s < span", "now.uptime_s <= span",
+             "reboot: uptime < span -> <="),
+    Mutation(RATES, "now.uptime_s < last.uptime_s", "now.uptime_s <= last.uptime_s",
+             "reboot: uptime < previous uptime -> <="),
+    Mutation(RATES, "if after >= before:", "if after > before:",
+             "delta: after >= before -> >"),
+    Mutation(RATES, "0 <= v < 1 << reading.width(n)", "0 <= v <= 1 << reading.width(n)",
+             "valid: v < 2**bits -> <="),
+)
+
+
+def line_of(text: str, snippet: str) -> int:
+    return text[:text.index(snippet)].count("\n") + 1
+
+
+def run(copy: Path, mutation: Mutation) -> tuple[int, list[str]]:
+    """Apply ``mutation`` in ``copy``, run its tests, restore; (line, failed test ids)."""
+    target = copy / mutation.path
+    original = target.read_text()
+    if original.count(mutation.before) != 1:
+        raise SystemExit(f"{mutation.path}: {mutation.before!r} found "
+                         f"{original.count(mutation.before)} times")
+    target.write_text(original.replace(mutation.before, mutation.after))
+    try:
+        result = subprocess.run(
+            [sys.executable, "-m", "pytest", *TESTS[mutation.path], "-q", "--tb=no", "-rfE",
+             "-p", "no:cacheprovider"], cwd=copy, capture_output=True, text=True)
+    finally:
+        target.write_text(original)
+    failed = re.findall(r"^(?:FAILED|ERROR) (\S+?\[.*?\]|\S+)", result.stdout,
+                        re.MULTILINE)  # a test id, with its parameters (which may hold " - ")
+    if result.returncode not in (0, 1) and not failed:
+        failed = [f"pytest exited {result.returncode}"]
+    return line_of(original, mutation.before), failed
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("-k", default="", help="only mutations whose description has this")
+    args = parser.parse_args(argv)
+    chosen = [m for m in MUTATIONS if args.k in m.what]
+    survived = 0
+    with tempfile.TemporaryDirectory(prefix="fabcorr-mutations-") as folder:
+        copy = Path(folder) / "project"
+        shutil.copytree(ROOT, copy, ignore=shutil.ignore_patterns(
+            ".git", ".venv", "out", "__pycache__", "*.egg-info"))
+        where = subprocess.run([sys.executable, "-c", "import correlator; "
+                                "print(correlator.__file__)"], cwd=copy, capture_output=True,
+                               text=True, check=True).stdout.strip()
+        if not where.startswith(str(copy)):
+            raise SystemExit(f"the copy's tests would import {where}, not the copy")
+        for mutation in chosen:
+            line, failed = run(copy, mutation)
+            survived += not failed
+            caught = f"{len(failed)} failed, first {failed[0]}" if failed else "SURVIVED"
+            print(f"{mutation.what:48} {mutation.path}:{line:<4} {caught}", flush=True)
+    print(f"{len(chosen) - survived} of {len(chosen)} mutations caught")
+    return 1 if survived else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
