@@ -1,7 +1,8 @@
 """Receiving sFlow: UDP sockets, a decode-and-accumulate loop, several worker processes.
 
 One :class:`Worker` decodes datagrams into an :class:`~correlator.attribution.accumulate.
-Accumulator` and counts everything (:mod:`~correlator.sflow.accounting`). In
+Accumulator` and counts everything (:mod:`~correlator.sflow.accounting`), with what the
+kernel dropped on its socket (:func:`kernel_drops`). In
 the asyncio service it sits behind a datagram endpoint (:func:`serve`); to use more cores,
 :class:`ReceiverPool` starts processes that each bind the same port with ``SO_REUSEPORT``
 (the kernel spreads agents over them) and hand over each interval, on wall-clock
@@ -14,6 +15,7 @@ import asyncio
 import contextlib
 import math
 import multiprocessing
+import os
 import queue
 import socket
 import time
@@ -74,6 +76,20 @@ def receive_buffer(sock: socket.socket) -> int:
     return sock.getsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF)
 
 
+def kernel_drops(sock: socket.socket) -> int:
+    """Datagrams the kernel dropped for ``sock``, its receive buffer being full, since it
+    was opened: the ``drops`` column of the socket's line in ``/proc/net/udp`` (or
+    ``udp6``), found by its inode (Linux)."""
+    inode = str(os.fstat(sock.fileno()).st_ino)
+    for table in ("/proc/net/udp", "/proc/net/udp6"):
+        with open(table, encoding="ascii") as lines:
+            for line in lines:
+                fields = line.split()  # sl local rem st tx:rx tr:when retr uid timeout
+                if fields[9] == inode:  # inode ref pointer drops
+                    return int(fields[12])
+    raise OSError(f"UDP socket inode {inode} is in neither /proc/net/udp nor udp6")
+
+
 def interval_end(at: float, interval_s: float) -> float:
     """The wall-clock boundary closing the interval that holds ``at``.
 
@@ -86,12 +102,18 @@ def interval_end(at: float, interval_s: float) -> float:
 class Worker:
     """Decodes datagrams into the current interval, counting everything."""
 
-    __slots__ = ("accumulator", "decoder", "loss")
+    __slots__ = ("_dropped", "_socket", "accumulator", "decoder", "loss")
 
     def __init__(self, start: float) -> None:
         self.decoder = Decoder()
         self.accumulator = Accumulator(start)
         self.loss = LossTracker()
+        self._socket: socket.socket | None = None
+        self._dropped = 0
+
+    def watch(self, sock: socket.socket) -> None:
+        """Count, in each interval, the datagrams the kernel dropped on ``sock`` from now."""
+        self._socket, self._dropped = sock, kernel_drops(sock)
 
     def handle(self, data: bytes, at: float) -> None:
         datagram = self.decoder.decode(data)
@@ -106,6 +128,9 @@ class Worker:
         totals.rejects.update(decoder.rejects)
         decoder.samples.clear()
         decoder.rejects.clear()
+        if self._socket is not None and self._socket.fileno() >= 0:
+            dropped, self._dropped = self._dropped, kernel_drops(self._socket)
+            totals.kernel_drops = self._dropped - dropped
         return self.accumulator.take(end), totals
 
 
@@ -120,8 +145,9 @@ class _Endpoint(asyncio.DatagramProtocol):
 async def serve(config: ReceiverConfig, worker: Worker) -> asyncio.DatagramTransport:
     """Feed ``worker`` from a socket on the running loop; close the transport to stop."""
     loop = asyncio.get_running_loop()
-    transport, _ = await loop.create_datagram_endpoint(
-        lambda: _Endpoint(worker), sock=open_socket(config.validate()))
+    sock = open_socket(config.validate())
+    worker.watch(sock)
+    transport, _ = await loop.create_datagram_endpoint(lambda: _Endpoint(worker), sock=sock)
     return transport
 
 
@@ -198,10 +224,11 @@ def _work(config: ReceiverConfig, results: multiprocessing.Queue,
     except OSError as exc:
         ready.put(f"sFlow worker cannot bind {config.host}:{config.port}: {exc}")
         return
-    ready.put("")
     sock.settimeout(_CHECK_S)
     now = time.time()
     worker, end = Worker(now), interval_end(now, config.interval_s)
+    worker.watch(sock)
+    ready.put("")
     receive, handle, check = sock.recv, worker.handle, now + _CHECK_S
     while True:
         try:
