@@ -78,7 +78,7 @@ def expected(profile: str, values: dict[str, int]) -> dict[str, int]:
     return found
 
 
-def config(agent: SnmpAgent, timeout_s: float = 2.0, retries: int = 1,
+def config(agent: SnmpAgent, timeout_s: float = 10.0, retries: int = 1,
            community: str = COMMUNITY) -> SwitchConfig:
     return SwitchConfig("leaf01", HOST, vendor=agent.profile, snmp=SnmpOptions(
         port=agent.port, community=Secret(community), timeout_s=timeout_s, retries=retries))

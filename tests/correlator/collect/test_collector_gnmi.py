@@ -23,17 +23,18 @@ def target(**faults) -> GnmiTarget:
                                  pack=True, **faults)
 
 
-def config(name: str, server: GnmiTarget, password: str = "right") -> SwitchConfig:
+def config(name: str, server: GnmiTarget, password: str = "right",
+           timeout_s: float = 0.4) -> SwitchConfig:
     host, port = server.address.rsplit(":", 1)
     return SwitchConfig(name, host, protocols=("gnmi",), gnmi=GnmiOptions(
         port=int(port), insecure=True, username="fabcorr", password=Secret(password),
-        timeout_s=0.4))
+        timeout_s=timeout_s))
 
 
 def test_faulty_gnmi_targets_never_delay_the_good_one():
     with target() as good, target(stall=True) as stalled, target() as locked, \
             target(garbage=True) as noisy:
-        switches = [config("good", good), config("stalled", stalled),
+        switches = [config("good", good, timeout_s=30), config("stalled", stalled),
                     config("locked", locked, password="wrong"), config("noisy", noisy)]
         seen: dict[str, list[float]] = {}
         collector = Collector(switches, INTERVAL, lambda readings: None, pollers={},

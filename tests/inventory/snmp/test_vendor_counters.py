@@ -79,7 +79,7 @@ def agent(tmp_path_factory):
 
 def switch(vendor: str, port: int, community: str | None = None) -> SwitchConfig:
     return SwitchConfig(f"{vendor}-1", "127.0.0.1", vendor=vendor, snmp=SnmpOptions(
-        port=port, community=Secret(community or vendor), timeout_s=2.0, retries=3))
+        port=port, community=Secret(community or vendor), timeout_s=10.0, retries=3))
 
 
 def poll(config: SwitchConfig) -> tuple[dict, float, float]:
