@@ -109,7 +109,9 @@ def _auth(options: SnmpOptions) -> CommunityData | UsmUserData:
 async def walk(host: str, options: SnmpOptions, subtrees: Iterable[Oid]) -> Walk:
     """Walk ``subtrees`` of one agent once, with the client this event loop keeps for it:
     an SNMP engine costs up to 0.7 s of CPU to make (pysnmp builds its MIB machinery),
-    far more than a walk. A client whose walk failed is dropped and closed."""
+    far more than a walk. A client whose walk failed is dropped and closed; one whose walk
+    the caller cancelled (its own deadline passed) is kept, or on a loaded machine every
+    poll would pay for a new engine, miss its deadline too, and none would ever succeed."""
     clients = _clients.setdefault(asyncio.get_running_loop(), {})
     key = (host, id(options))
     client = clients.get(key)
@@ -118,6 +120,8 @@ async def walk(host: str, options: SnmpOptions, subtrees: Iterable[Oid]) -> Walk
     try:
         return await asyncio.wait_for(client.walk(subtrees),
                                       timeout=options.timeout_s * (options.retries + 1) * 8)
+    except asyncio.CancelledError:
+        raise  # the engine drops the late reply of the cancelled request
     except BaseException as exc:
         clients.pop(key, None)
         client.close()
