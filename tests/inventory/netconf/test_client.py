@@ -99,7 +99,7 @@ def test_many_switches_are_discovered_concurrently(facts: FactSet, host_key: par
     """Every agent holds its reply for a while: at some moment all four had the <get> and
     none had replied (one after the other, a <get> would only go out after a reply)."""
     names = [s.name for s in facts.switches]
-    agents = [_agent(facts, name, host_key, delay=5.0).start() for name in names]
+    agents = [_agent(facts, name, host_key, delay=10.0).start() for name in names]
     try:
         known = _known_hosts(tmp_path, *agents)
 
