@@ -2,7 +2,9 @@
 
 Datagram sequence numbers run per (agent, sub-agent): a gap is datagrams lost on the way
 (UDP), a fall in agent uptime or sequence a restarted agent (not a loss). Each flow sample
-carries its data source's ``drops``: samples the agent itself shed while overloaded.
+carries its data source's ``drops``: samples the agent itself shed while overloaded. The
+receiver adds what the kernel dropped on its full socket buffers (``kernel_drops``), part
+of the sequence gaps.
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ class Totals:
     lost_datagrams: int = 0
     agent_restarts: int = 0
     agent_drops: int = 0
+    kernel_drops: int = 0
 
     def add(self, other: Totals) -> None:
         self.datagrams += other.datagrams
@@ -35,6 +38,7 @@ class Totals:
         self.lost_datagrams += other.lost_datagrams
         self.agent_restarts += other.agent_restarts
         self.agent_drops += other.agent_drops
+        self.kernel_drops += other.kernel_drops
 
 
 class LossTracker:

@@ -1,7 +1,8 @@
 """Receiving sFlow: UDP sockets, a decode-and-accumulate loop, several worker processes.
 
 One :class:`Worker` decodes datagrams into an :class:`~correlator.attribution.accumulate.
-Accumulator` and counts everything (:mod:`~correlator.sflow.accounting`). A datagram
+Accumulator` and counts everything (:mod:`~correlator.sflow.accounting`), with what the
+kernel dropped on its socket (:func:`kernel_drops`). A datagram
 belongs to the wall-clock interval it *arrived* in, by the kernel's receive timestamp
 (``SO_TIMESTAMPNS``), not to the one in progress when the process gets round to reading
 it: a busy collector reads late, and what queued before a boundary still counts before
@@ -19,6 +20,7 @@ import asyncio
 import contextlib
 import math
 import multiprocessing
+import os
 import queue
 import socket
 import struct
@@ -84,6 +86,20 @@ def receive_buffer(sock: socket.socket) -> int:
     return sock.getsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF)
 
 
+def kernel_drops(sock: socket.socket) -> int:
+    """Datagrams the kernel dropped for ``sock``, its receive buffer being full, since it
+    was opened: the ``drops`` column of the socket's line in ``/proc/net/udp`` (or
+    ``udp6``), found by its inode (Linux)."""
+    inode = str(os.fstat(sock.fileno()).st_ino)
+    for table in ("/proc/net/udp", "/proc/net/udp6"):
+        with open(table, encoding="ascii") as lines:
+            for line in lines:
+                fields = line.split()  # sl local rem st tx:rx tr:when retr uid timeout
+                if fields[9] == inode:  # inode ref pointer drops
+                    return int(fields[12])
+    raise OSError(f"UDP socket inode {inode} is in neither /proc/net/udp nor udp6")
+
+
 def interval_end(at: float, interval_s: float) -> float:
     """The wall-clock boundary closing the interval that holds ``at``.
 
@@ -115,7 +131,8 @@ class Worker:
     """Decodes datagrams into the interval they arrived in, counting everything; the
     intervals it closed wait in :attr:`closed` until taken (:meth:`close`)."""
 
-    __slots__ = ("accumulator", "closed", "decoder", "end", "interval_s", "loss")
+    __slots__ = ("_dropped", "_socket", "accumulator", "closed", "decoder", "end", "interval_s",
+                 "loss")
 
     def __init__(self, start: float, interval_s: float) -> None:
         self.decoder = Decoder()
@@ -124,6 +141,12 @@ class Worker:
         self.interval_s = interval_s
         self.end = interval_end(start, interval_s)
         self.closed: list[tuple[Interval, Totals]] = []
+        self._socket: socket.socket | None = None
+        self._dropped = 0
+
+    def watch(self, sock: socket.socket) -> None:
+        """Count, in each interval, the datagrams the kernel dropped on ``sock`` from now."""
+        self._socket, self._dropped = sock, kernel_drops(sock)
 
     def handle(self, data: bytes, at: float) -> None:
         """One datagram that arrived at ``at`` (arrival order: ``at`` never goes back)."""
@@ -148,6 +171,9 @@ class Worker:
         totals.rejects.update(decoder.rejects)
         decoder.samples.clear()
         decoder.rejects.clear()
+        if self._socket is not None and self._socket.fileno() >= 0:
+            dropped, self._dropped = self._dropped, kernel_drops(self._socket)
+            totals.kernel_drops = self._dropped - dropped
         return self.accumulator.take(end), totals
 
     def _close_until(self, at: float) -> None:
@@ -182,7 +208,9 @@ class Receiver:
 
 async def serve(config: ReceiverConfig, worker: Worker) -> Receiver:
     """Feed ``worker`` from a socket on the running loop; close the receiver to stop."""
-    return Receiver(open_socket(config.validate()), worker)
+    sock = open_socket(config.validate())
+    worker.watch(sock)
+    return Receiver(sock, worker)
 
 
 class ReceiverPool:
@@ -258,10 +286,11 @@ def _work(config: ReceiverConfig, results: multiprocessing.Queue,
     except OSError as exc:
         ready.put(f"sFlow worker cannot bind {config.host}:{config.port}: {exc}")
         return
-    ready.put("")
     sock.settimeout(_CHECK_S)
     now = time.time()
     worker = Worker(now, config.interval_s)
+    worker.watch(sock)
+    ready.put("")
     receive, handle, check = sock.recvmsg, worker.handle, now + _CHECK_S
     while True:
         try:

@@ -104,7 +104,7 @@ def test_crawl_over_gnmi_finds_the_fabric_from_one_seed(fabric: FactSet) -> None
             target = GnmiTarget.from_facts(fabric, switch.name, host=switch.mgmt_address,
                                            port=port)
             port = stack.enter_context(target).port
-        seed = config(fabric, "leaf01", port=port, insecure=True, timeout_s=2.0)
+        seed = config(fabric, "leaf01", port=port, insecure=True, timeout_s=10.0)
         found = asyncio.run(discover_all([seed], crawl=CrawlConfig(seed)))
     assert found.failures == ()
     assert sorted(s.name for s in found.crawled) == ["leaf02", "spine01", "spine02"]

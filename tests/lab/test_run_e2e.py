@@ -232,7 +232,7 @@ class FabcorrRun:
             return len(seen) == len(self.lab.switches) and all(
                 len(times) >= 2 for times in seen.values())
 
-        self.wait_for(polled_twice, 10, "polling every switch")
+        self.wait_for(polled_twice, 60, "polling every switch")
         return {name: max(times) % INTERVAL_S for name, times in seen.items()}
 
     def stop(self, timeout: float = 15.0) -> int:
@@ -300,7 +300,7 @@ def check_discovery(lab, server: FabcorrRun) -> None:
     assert summary["links"] == {"host": {"confirmed": 2}, "leaf-spine": {"confirmed": 2}}
 
 
-def poked(lab, server: FabcorrRun, pokes: dict, timeout: float = 15.0) -> float:
+def poked(lab, server: FabcorrRun, pokes: dict, timeout: float = 60.0) -> float:
     """Poke the sampled ports until the log has a sample of a poke (``unattributed``) on
     each: agents send samples in order, so every sample of the traffic has arrived. Counts
     the pokes sent into each port; returns when the last were sent."""

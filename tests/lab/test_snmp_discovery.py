@@ -3,7 +3,6 @@
 import asyncio
 import subprocess
 import sys
-import time
 
 import pytest
 
@@ -64,11 +63,12 @@ def test_wrong_community_and_dead_agent_fail_alone(lab):
     dead = SwitchConfig("ghost", "198.18.0.99", snmp=SnmpOptions(
         community=Secret(SNMP_COMMUNITY), timeout_s=0.3, retries=0))
     good = switches(lab)[1]
-    started = time.monotonic()
-    found = asyncio.run(discover_all([wrong, dead, good], deadline_s=5))
-    assert time.monotonic() - started < 5
+    # The switches' own 0.3 s timeouts end the failures: discovery's deadline is beyond the
+    # test's, which fails after 60 s.
+    found = asyncio.run(asyncio.wait_for(discover_all([wrong, dead, good], deadline_s=120), 60))
     assert sorted((f.switch, f.kind) for f in found.failures) == [
         ("ghost", "timeout"), ("leaf1", "timeout")]  # SNMPv2c: a bad community is silence
+    assert all(f.message for f in found.failures)  # the SNMP timeout's, not the deadline's
     assert [s.name for s in found.facts.switches] == ["leaf2"]
 
 

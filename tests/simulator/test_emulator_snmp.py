@@ -40,7 +40,7 @@ def test_one_snmp_switch_among_gnmi_ones_gives_discovery_the_full_cabling() -> N
     try:
         config = fabric.switch_config(PASSWORD_ENV)
         switches = devices_from({"switches": config}, "emulated", {PASSWORD_ENV: "pw"})
-        found = asyncio.run(discover_all(switches, deadline_s=20))
+        found = asyncio.run(discover_all(switches, deadline_s=60))
     finally:
         fabric.stop()
     assert {s["name"]: s["protocols"] for s in config} == {

@@ -180,14 +180,17 @@ def test_stream_sample_sends_initial_state_sync_then_one_update_per_interval() -
         assert [u["path"] for u in first["update"]["update"]] == [
             "interfaces/interface[name=Ethernet1]/state/counters",
             "interfaces/interface[name=Ethernet2]/state/counters"]
-        items = [stream.get_update(timeout=1.0) for _ in range(4)]
+        items = [stream.get_update(timeout=60) for _ in range(4)]
         target.stop()  # ends the stream cleanly before the channel closes
     paths = [item["update"]["update"][0]["path"].split("]")[0] for item in items]
     assert paths == ["interfaces/interface[name=Ethernet1",
                      "interfaces/interface[name=Ethernet2"] * 2
     stamps = [item["update"]["timestamp"] for item in items]
     assert stamps[0] == stamps[1] and stamps[2] == stamps[3]
-    assert 0.08 <= (stamps[2] - stamps[0]) / 1e9 <= 0.3
+    # Sample n is due n intervals after the initial state, or later on a loaded machine
+    # (a late tick skips what it missed), never sooner.
+    initial = first["update"]["timestamp"]
+    assert stamps[0] - initial >= 100_000_000 and stamps[2] - initial >= 200_000_000
     for item in items:
         [update] = item["update"]["update"]
         port = update["path"].split("=")[1].split("]")[0]
@@ -204,7 +207,7 @@ def test_on_change_sends_initial_state_then_only_changes(target: GnmiTarget) -> 
         with pytest.raises(TimeoutError):
             stream.get_update(timeout=0.3)
         target.set_oper_status("Ethernet1", "down")
-        changed = stream.get_update(timeout=1.0)
+        changed = stream.get_update(timeout=60)
         target.stop()
     assert changed["update"]["update"] == [
         {"path": "interfaces/interface[name=Ethernet1]/state/oper-status", "val": "DOWN"}]
@@ -217,7 +220,7 @@ def test_once_ends_after_sync_and_poll_answers_each_poll(target: GnmiTarget) -> 
         assert items[0]["update"]["update"][0]["val"]["openconfig-lldp:system-name"] == "leaf01"
         poll = _subscribe(client, "poll", "/interfaces/interface[name=*]/state/ifindex")
         for _ in range(2):
-            answer = poll.get_update(timeout=1.0)
+            answer = poll.get_update(timeout=60)
             assert [u["val"] for u in answer["update"]["update"]] == [1001, 1002]
         poll.close()  # half-closes: the target ends the POLL subscription
 
@@ -228,8 +231,8 @@ def test_stall_accepts_but_never_answers() -> None:
         began = time.monotonic()
         with pytest.raises(grpc.RpcError) as excinfo:
             stub.Get(pb.GetRequest(encoding=4), timeout=0.3)
-        assert excinfo.value.code() == grpc.StatusCode.DEADLINE_EXCEEDED
-        assert time.monotonic() - began < 1.0
+        assert excinfo.value.code() == grpc.StatusCode.DEADLINE_EXCEEDED  # the call's own
+        assert time.monotonic() - began >= 0.3
 
 
 @pytest.mark.parametrize(("username", "password", "accepted"), [

@@ -24,7 +24,7 @@ def test_discover_crawls_from_one_listed_switch(tmp_path, capsys):
         config.write_text(
             "switches:\n"
             f"  - {{name: leaf01, address: {address['leaf01']}, protocols: [gnmi],\n"
-            f"     gnmi: {{port: {port}, insecure: true, timeout_s: 2.0}}}}\n"
+            f"     gnmi: {{port: {port}, insecure: true, timeout_s: 10.0}}}}\n"
             "crawl: {template: leaf01, max_switches: 8, names: [leaf*, spine*]}\n")
         code = main(["discover", "--config", str(config), "-o", str(tmp_path / "t.json"),
                      "--report", str(report)])

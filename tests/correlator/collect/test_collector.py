@@ -2,15 +2,19 @@
 
 The pollers here are in-process stand-ins that fail on purpose (timing and fault logic
 is the subject); real SNMP and gNMI peers are exercised in the lab and adapter tests.
+They run on virtual time, so every tick is where the schedule puts it, however busy the
+machine is.
 """
 
 import asyncio
+import random
 
 from correlator.collect.collector import Collector
 from inventory.backoff import Backoff
 from inventory.counters import PortCounters
 from inventory.devices import SwitchConfig
 from inventory.errors import DecodeError, SourceError, SourceUnreachable
+from tests import virtual_time
 
 INTERVAL = 0.1
 
@@ -36,13 +40,14 @@ async def garbage(switch):
 
 
 def run_for(collector: Collector, seconds: float) -> None:
+    """Run ``collector`` for ``seconds`` of virtual time."""
     async def main():
         stop = asyncio.Event()
         task = asyncio.create_task(collector.run(stop))
         await asyncio.sleep(seconds)
         stop.set()
         await task
-    asyncio.run(main())
+    virtual_time.run(main())
 
 
 def test_faulty_switches_never_delay_the_good_ones():
@@ -54,14 +59,14 @@ def test_faulty_switches_never_delay_the_good_ones():
                                    "garbage": garbage})
     run_for(collector, 10.5 * INTERVAL)
     health = collector.health
-    assert 10 <= health["good"].updates <= 11  # every tick, on time
+    assert health["good"].updates == 11  # every tick, on time: 0, 0.1, ..., 1.0
     assert len(delivered) == health["good"].updates
     assert health["good"].up and not health["good"].errors
-    # Each tick's poll hits its one-interval deadline; the next tick starts right away.
-    assert set(health["slow"].errors) == {"timeout"}
-    assert 10 <= health["slow"].errors["timeout"] <= 11
-    assert 10 <= health["refused"].errors["auth"] <= 11
-    assert 10 <= health["garbage"].errors["garbage"] <= 11
+    # Each tick's poll hits its one-interval deadline (at 0.1, ..., 1.0); the next tick
+    # starts right away, and the poll begun at 1.0 is still waiting when collection stops.
+    assert health["slow"].errors == {"timeout": 10}
+    assert health["refused"].errors == {"auth": 11}
+    assert health["garbage"].errors == {"garbage": 11}
     assert not any(health[n].up for n in ("slow", "refused", "garbage"))
     assert health["refused"].last_error == "refused: authentication failed"
 
@@ -78,9 +83,15 @@ def test_a_broken_stream_is_resubscribed_after_backoff():
     switch = SwitchConfig("leaf", "192.0.2.1", protocols=("gnmi",))
     collector = Collector([switch], INTERVAL, lambda readings: None, pollers={},
                           streamers={"gnmi": flaky}, backoff=Backoff(base_s=0.01, cap_s=0.02))
+    collector.rng = random.Random(11)
     run_for(collector, 0.3)
+    # A stream that delivered starts its backoff over: every wait is U(0, base_s). Each
+    # subscription delivers and fails at once, so subscription k opens after k such waits.
+    draws, opened_at, expected = random.Random(11), 0.0, 0
+    while opened_at < 0.3:
+        expected += 1
+        opened_at += draws.uniform(0, 0.01)
     health = collector.health["leaf"]
-    failures = health.errors["unreachable"]
-    assert failures >= 2 and set(health.errors) == {"unreachable"}
-    assert len(subscriptions) in (failures, failures + 1)  # the last may still be open
-    assert 3 * failures <= health.updates <= 3 * len(subscriptions)
+    assert expected > 20 and len(subscriptions) == expected
+    assert health.errors == {"unreachable": expected}
+    assert health.updates == 3 * expected

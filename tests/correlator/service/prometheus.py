@@ -93,7 +93,7 @@ class Prometheus:
     def targets(self) -> list[dict[str, Any]]:
         return self.api("targets")["activeTargets"]
 
-    def wait(self, what: str, check: Any, timeout: float = 30.0, every: float = 0.25) -> Any:
+    def wait(self, what: str, check: Any, timeout: float = 60.0, every: float = 0.25) -> Any:
         """Poll ``check()`` until it returns something truthy; fail after ``timeout``."""
         deadline = time.monotonic() + timeout
         while True:
@@ -115,7 +115,7 @@ class Prometheus:
 
 
 @contextlib.contextmanager
-def running(target: str, rule_files: Sequence[Path] = (), *, timeout: float = 30.0
+def running(target: str, rule_files: Sequence[Path] = (), *, timeout: float = 60.0
             ) -> Iterator[Prometheus]:
     """Prometheus scraping ``target`` (``host:port``, ``/metrics``) every second and
     evaluating ``rule_files`` every second; stopped and cleaned up on exit."""

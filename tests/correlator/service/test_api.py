@@ -151,7 +151,8 @@ def test_status(view):
             found["collectors"]) == (True, T0, 2, {"active": 1, "ended": 0}, {})
     assert found["sflow"] == {"datagrams": 4531, "bytes": 6177664,
                               "samples": {"flow": 31552, "counters": 12}, "rejects": {},
-                              "lost_datagrams": 0, "agent_restarts": 0, "agent_drops": 0}
+                              "lost_datagrams": 0, "agent_restarts": 0, "agent_drops": 0,
+                              "kernel_drops": 0}
 
 
 @pytest.mark.parametrize(("path", "query", "expected"), [

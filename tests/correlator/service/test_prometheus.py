@@ -452,7 +452,7 @@ def server(service, tmp_path_factory) -> Iterator[prometheus.Prometheus]:
         server.wait("the scrape target up", lambda: [
             t for t in server.targets() if t["health"] == "up"])
         server.wait("the expected alerts firing", lambda: _firing(server) >= EXPECTED_ALERTS,
-                    timeout=40)
+                    timeout=90)
         print(f"prometheus up, scraping, alerts firing after {time.monotonic() - began:.1f} s")
         yield server
 

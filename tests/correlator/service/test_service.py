@@ -48,10 +48,10 @@ def test_discovery_telemetry_and_sflow_come_together_in_the_metrics(service):
                      30, "a counter rate")
     service.send_example(seconds=3.0)
     service.wait_for(lambda: (_value(service.metrics(), "fabcorr_sflow_samples_total",
-                                     type="flow") or 0) > 0, 10, "counting samples")
+                                     type="flow") or 0) > 0, 60, "counting samples")
     service.wait_for(lambda: _value(service.metrics(), "fabcorr_link_tenant_bytes_per_second",
                                     switch="leaf01", port="Ethernet5", direction="out",
-                                    tenant="team-a"), 10, "attributing")
+                                    tenant="team-a"), 60, "attributing")
 
 
 def test_sigterm_after_traffic_attributes_every_sample_received(service):

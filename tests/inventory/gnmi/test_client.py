@@ -28,11 +28,14 @@ from inventory.facts import FactSet
 from inventory.gnmi import GnmiAuthError, GnmiError, GnmiTimeout, discover, stream_counters
 from inventory.gnmi.client import GnmiClient, _Stream
 from simulator.gnmi_target import GnmiTarget, steady_counters
+from tests import virtual_time
 
 from .conftest import SERVER_NAME, Pki
 
 PROFILES = ("openconfig", "eos", "cumulus", "sonic")
 PASSWORD = "hunter2-gnmi"
+DEADLINE_S = 60.0  # a call that should end (answer or fail) fails the test after this long
+PATIENT = 120.0  # a timeout_s no call of a test that must not wait for it reaches
 
 
 @contextmanager
@@ -44,7 +47,17 @@ def serve(fabric: FactSet, name: str = "leaf01", **options: Any) -> Iterator[Swi
     gnmi = options.pop("gnmi", {"insecure": True})
     with GnmiTarget.from_facts(fabric, name, host=address, **options) as target:
         yield SwitchConfig(name, address, ("gnmi",), vendor=profile,
-                           gnmi=GnmiOptions(port=target.port, **{"timeout_s": 2.0, **gnmi}))
+                           gnmi=GnmiOptions(port=target.port, **{"timeout_s": 10.0, **gnmi}))
+
+
+def _patient(switch: SwitchConfig) -> SwitchConfig:
+    """``switch`` with a timeout far beyond :data:`DEADLINE_S`."""
+    return dataclasses.replace(switch, gnmi=dataclasses.replace(switch.gnmi, timeout_s=PATIENT))
+
+
+def _discover(switch: SwitchConfig) -> FactSet:
+    """discover(), failing the test with a plain TimeoutError after :data:`DEADLINE_S`."""
+    return asyncio.run(asyncio.wait_for(discover(switch), DEADLINE_S))
 
 
 def _ground_truth(fabric: FactSet, name: str, vendor: str) -> FactSet:
@@ -62,27 +75,32 @@ def _ground_truth(fabric: FactSet, name: str, vendor: str) -> FactSet:
 def test_discover_returns_the_generated_facts_of_the_switch(
         fabric: FactSet, name: str, profile: str) -> None:
     with serve(fabric, name, profile=profile) as switch:
-        facts = asyncio.run(discover(switch))
+        facts = _discover(switch)
     facts = dataclasses.replace(facts, neighbors=tuple(sorted(facts.neighbors,
                                                               key=lambda n: n.local_port)))
     assert facts == _ground_truth(fabric, name, profile)
 
 
 def test_discover_runs_switches_concurrently(fabric: FactSet) -> None:
+    """Three switches answer while a stalled one, started first, still waits: one after
+    the other, they would wait for its timeout (far beyond the test's deadline) first."""
     names = [s.name for s in fabric.switches]
     with serve(fabric, names[0]) as a, serve(fabric, names[1]) as b, \
             serve(fabric, names[2]) as c, serve(fabric, names[3], stall=True) as stalled:
-        stalled = dataclasses.replace(stalled, gnmi=dataclasses.replace(stalled.gnmi,
-                                                                        timeout_s=0.5))
 
-        async def all_of_them() -> list[Any]:
-            return await asyncio.gather(*(discover(s) for s in (a, b, c, stalled)),
-                                        return_exceptions=True)
-        began = time.monotonic()
-        results = asyncio.run(all_of_them())
-    assert time.monotonic() - began < 1.5
-    assert [r.switches[0].name for r in results[:3]] == names[:3]
-    assert isinstance(results[3], SourceTimeout)
+        async def all_of_them() -> tuple[list[FactSet], bool]:
+            waiting = asyncio.create_task(discover(_patient(stalled)))
+            await asyncio.sleep(0)  # the stalled switch's discovery is under way first
+            try:
+                answered = await asyncio.wait_for(
+                    asyncio.gather(*(discover(s) for s in (a, b, c))), DEADLINE_S)
+                return answered, waiting.done()
+            finally:
+                waiting.cancel()
+                await asyncio.gather(waiting, return_exceptions=True)
+        results, stalled_done = asyncio.run(all_of_them())
+    assert [r.switches[0].name for r in results] == names[:3]
+    assert not stalled_done
 
 
 def _samples(switch: SwitchConfig, interval_s: float, count: int) -> list[list[PortCounters]]:
@@ -94,7 +112,7 @@ def _samples(switch: SwitchConfig, interval_s: float, count: int) -> list[list[P
                 if len(found) == count:
                     return found
         return found
-    return asyncio.run(collect())
+    return asyncio.run(asyncio.wait_for(collect(), DEADLINE_S))
 
 
 @pytest.mark.filterwarnings("error::pytest.PytestUnhandledThreadExceptionWarning")
@@ -115,8 +133,8 @@ def test_stream_counters_match_the_targets_counter_source(fabric: FactSet, profi
             assert (r.oper_status, r.speed_bps) == (
                 ("", None) if profile == "sonic" else ("up", 400_000_000_000))
     first, last = samples[1][0], samples[2][0]
-    elapsed = last.at - first.at
-    assert 0.15 <= elapsed <= 0.45
+    elapsed = last.at - first.at  # the target's own stamps: a loaded machine may stretch it
+    assert elapsed > 0
     # Ethernet1 runs at 2/4 of 100 Gb/s: 6.25 GB/s, 1 pause frame per ms on priority 3;
     # each value is truncated to an integer, hence the 2 / elapsed tolerance
     rate = (last.values["in_octets"] - first.values["in_octets"]) / elapsed
@@ -127,13 +145,15 @@ def test_stream_counters_match_the_targets_counter_source(fabric: FactSet, profi
 
 
 def test_a_stalled_target_times_out_within_the_configured_timeout(fabric: FactSet) -> None:
+    """Never before the timeout, and by the timeout itself (its message says so): without
+    it the calls would wait forever, and the test fail after its deadline."""
     with serve(fabric, stall=True, gnmi={"insecure": True, "timeout_s": 0.4}) as switch:
-        for attempt in (lambda: asyncio.run(discover(switch)),
-                        lambda: _samples(switch, 0.1, 1)):
+        for attempt in (lambda: _discover(switch), lambda: _samples(switch, 0.1, 1)):
             began = time.monotonic()
             with pytest.raises(SourceTimeout) as excinfo:
                 attempt()
-            assert 0.35 <= time.monotonic() - began < 1.0
+            assert time.monotonic() - began >= 0.4
+            assert "Capabilities: no answer within 0.4 s" in str(excinfo.value)
             assert excinfo.value.kind == "timeout"
             assert isinstance(excinfo.value, GnmiTimeout)
 
@@ -167,18 +187,17 @@ def test_streams_take_no_thread_and_leave_no_task_when_cancelled(fabric: FactSet
         for _ in range(4):
             seen: list[Any] = []
             tasks.append(asyncio.create_task(consume(seen)))
-            deadline = time.monotonic() + 60
+            deadline = time.monotonic() + DEADLINE_S
             while len(seen) < 2:
-                assert time.monotonic() < deadline, "no two samples in 60 s"
+                assert time.monotonic() < deadline, "no two samples in time"
                 await asyncio.sleep(0.02)
             threads.append(client_threads())
         for task in tasks:
             task.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
-        for _ in range(50):
-            left = asyncio.all_tasks() - {asyncio.current_task()}
-            if not left:
-                break
+        deadline = time.monotonic() + DEADLINE_S
+        while (left := asyncio.all_tasks() - {asyncio.current_task()}) and \
+                time.monotonic() < deadline:
             await asyncio.sleep(0.01)
         return threads, left
 
@@ -201,12 +220,10 @@ def test_a_target_ending_the_stream_is_an_error_at_once(fabric: FactSet) -> None
     address = next(s.mgmt_address for s in fabric.switches if s.name == "leaf01")
     target = GnmiTarget.from_facts(fabric, "leaf01", host=address).start()
     switch = SwitchConfig("leaf01", address, ("gnmi",), vendor="openconfig", gnmi=GnmiOptions(
-        port=target.port, insecure=True, timeout_s=5.0))
-    began = time.monotonic()
+        port=target.port, insecure=True, timeout_s=PATIENT))  # at once: not after a timeout
     with pytest.raises(GnmiError) as excinfo:
-        asyncio.run(collect(switch, target))
+        asyncio.run(asyncio.wait_for(collect(switch, target), DEADLINE_S))
     assert excinfo.value.kind == "error" and "ended the subscription" in str(excinfo.value)
-    assert time.monotonic() - began < 3.0
 
 
 def test_a_rejected_subscription_reports_the_targets_status(fabric: FactSet) -> None:
@@ -226,14 +243,14 @@ def test_wrong_password_is_an_auth_error_that_never_shows_the_password(
     good = {"insecure": True, "username": "fabcorr", "password": Secret(PASSWORD)}
     bad = {**good, "password": Secret("not-" + PASSWORD)}
     with serve(fabric, username="fabcorr", password=PASSWORD, gnmi=good) as switch:
-        assert asyncio.run(discover(switch)).interfaces
+        assert _discover(switch).interfaces
     with serve(fabric, username="fabcorr", password=PASSWORD, gnmi=good) as switch:
         assert _samples(switch, 0.2, 1)[0]
     with serve(fabric, username="fabcorr", password=PASSWORD, gnmi=bad) as switch:
         with pytest.raises(GnmiAuthError):
             _samples(switch, 0.2, 1)
         with pytest.raises(GnmiAuthError) as excinfo:
-            asyncio.run(discover(switch))
+            _discover(switch)
     error = excinfo.value
     assert (error.kind, isinstance(error, SourceError)) == ("auth", True)
     assert "UNAUTHENTICATED" in str(error)
@@ -248,7 +265,7 @@ def test_wrong_password_is_an_auth_error_that_never_shows_the_password(
 
 def test_garbage_json_is_a_source_error_caused_by_a_decode_error(fabric: FactSet) -> None:
     with serve(fabric, garbage=True) as switch, pytest.raises(SourceError) as excinfo:
-        asyncio.run(discover(switch))
+        _discover(switch)
     assert excinfo.value.kind == "garbage"
     assert isinstance(excinfo.value.__cause__, DecodeError)
 
@@ -256,36 +273,34 @@ def test_garbage_json_is_a_source_error_caused_by_a_decode_error(fabric: FactSet
 def test_a_closed_port_is_unreachable_at_once(fabric: FactSet) -> None:
     with serve(fabric) as switch:
         pass  # the target is gone: its port refuses connections
-    began = time.monotonic()
     with pytest.raises(SourceUnreachable) as excinfo:
-        asyncio.run(discover(switch))
+        _discover(_patient(switch))  # at once: not after its timeout
     assert excinfo.value.kind == "unreachable"
-    assert time.monotonic() - began < 0.5
 
 
 def test_tls_is_verified_against_the_configured_ca(fabric: FactSet, pki: Pki) -> None:
     verified = {"ca_file": pki.ca_file}
     with serve(fabric, cert_pem=pki.cert_pem, key_pem=pki.key_pem, gnmi=verified) as switch:
-        assert asyncio.run(discover(switch)).interfaces
+        assert _discover(switch).interfaces
     # leaf02 (127.1.0.2) is not in the certificate: only the server name override matches
     tls = {"cert_pem": pki.cert_pem, "key_pem": pki.key_pem}
     with serve(fabric, "leaf02", **tls, gnmi=verified) as switch, \
             pytest.raises(SourceUnreachable) as excinfo:
-        asyncio.run(discover(switch))
+        _discover(switch)
     assert excinfo.value.kind == "tls"
     with serve(fabric, "leaf02", **tls, gnmi={**verified, "server_name": SERVER_NAME}) as switch:
-        assert asyncio.run(discover(switch)).switches[0].name == "leaf02"
+        assert _discover(switch).switches[0].name == "leaf02"
 
 
 def test_tls_fails_against_an_untrusted_certificate(fabric: FactSet, untrusted: Pki) -> None:
     tls = {"cert_pem": untrusted.cert_pem, "key_pem": untrusted.key_pem}
     with serve(fabric, **tls, gnmi={"ca_file": untrusted.ca_file}) as switch, \
             pytest.raises(SourceUnreachable) as excinfo:
-        asyncio.run(discover(switch))
+        _discover(switch)
     assert excinfo.value.kind == "tls"
     with serve(fabric, **tls, gnmi={"ca_file": "/nonexistent/ca.pem"}) as switch, \
             pytest.raises(GnmiError) as missing:
-        asyncio.run(discover(switch))
+        _discover(switch)
     assert missing.value.kind == "tls" and "no CA file" in str(missing.value)
 
 
@@ -324,7 +339,7 @@ def test_stream_responses_are_cut_into_samples() -> None:
         stream.end()
         return samples
 
-    first, second, third, fourth, error = asyncio.run(cut())
+    first, second, third, fourth, error = virtual_time.run(cut())
     assert (stamps(first), stamps(second), stamps(third), stamps(fourth)) == (
         [1.0, 1.0], [1.2, 1.2], [1.4, 1.41], [1.6])
     assert isinstance(error, EOFError)

@@ -38,7 +38,7 @@ class Clock:
         return self.now
 
 
-def wait_for(condition, timeout: float = 10.0) -> None:
+def wait_for(condition, timeout: float = 60.0) -> None:
     deadline = time.monotonic() + timeout
     while not condition():
         if time.monotonic() > deadline:
