@@ -5,11 +5,12 @@ Four 10 s intervals from ``T0``. spine01's agent samples 1-in-``RATE`` what ente
 spine01:Ethernet1 from leaf01:Ethernet3: in every interval ``A_SAMPLES`` of a/llm-worker-0
 and ``B_SAMPLES`` of b/cv-worker-0, all ``FRAME`` bytes. leaf01's agent reports
 leaf01:Ethernet3's counters 1 s into every interval: ``OUT_OCTETS`` more octets sent
-(utilization 0.5 of 400G) and ``OUT_DISCARDS`` more discards each time. The counter file
-gives leaf01:Ethernet4's PFC pauses received and ECN marks, ``PFC`` and ``ECN`` more every
-10 s. Rates exist from the second reading on: intervals 1, 2 and 3 have them. One more
-datagram goes to UDP port ``OTHER_PORT``: leaf02 sampled a/llm-worker-1 entering
-leaf02:Ethernet1.
+(utilization 0.5 of 400G) each time. The counter file gives leaf01:Ethernet4's PFC
+pauses received, ECN marks and discards, ``PFC``, ``ECN`` and ``OUT_DISCARDS`` more every
+10 s (64-bit: an sFlow Counter32 of discards over 10 s at 400G could wrap unseen, and
+fabcorr rightly leaves it out). Rates exist from the second reading on: intervals 1, 2
+and 3 have them. One more datagram goes to UDP port ``OTHER_PORT``: leaf02 sampled
+a/llm-worker-1 entering leaf02:Ethernet1.
 """
 
 import ipaddress
@@ -53,8 +54,7 @@ def _datagrams():
     for k in range(INTERVALS):
         at = T0 + 10 * k + 1
         counters = sflow_wire.CounterSample(k + 1, 1003, sflow_wire.IfCounters(
-            1003, speed=SPEED, out_octets=OUT_OCTETS * (k + 1),
-            out_discards=OUT_DISCARDS * (k + 1)))
+            1003, speed=SPEED, out_octets=OUT_OCTETS * (k + 1)))
         out.append((at, sflow_wire.Datagram(LEAF01, 0, k + 1, 1000 * k, [counters]).encode(),
                     LEAF01, 6343))
         samples = []
@@ -78,7 +78,8 @@ def _datagrams():
 
 def _readings():
     return [{"switch": "leaf01", "port": "Ethernet4", "at": T0 + 10 * k + 1,
-             "values": {"pfc_rx_pause/3": PFC * k, "queue_ecn_marked/UC3": ECN * k}}
+             "values": {"pfc_rx_pause/3": PFC * k, "queue_ecn_marked/UC3": ECN * k,
+                        "out_discards": OUT_DISCARDS * k}}
             for k in range(INTERVALS)]
 
 
@@ -246,3 +247,84 @@ def test_wide_adds_jobs_pods_and_throttled_columns(capsys, capture):
 
 def test_yaml_says_what_json_says(capsys, capture):
     assert attribute(capsys, capture, fmt="yaml") == attribute(capsys, capture)
+
+
+# option, the signal's exact value in intervals 1-3, its kind, the direction it heats
+SIGNALS = [
+    ("--utilization", 0.5, "utilization", "leaf01/Ethernet3"),  # OUT_OCTETS / 10 s / 50 GB/s
+    ("--pfc", PFC / 10, "pfc", "leaf01/Ethernet4"),  # from --counters only
+    ("--discards", OUT_DISCARDS / 10, "discards", "leaf01/Ethernet4"),
+    ("--ecn", ECN / 10, "ecn", "leaf01/Ethernet4"),
+]
+UPLINK_SIGNALS = {"leaf01/Ethernet3": {"utilization": 0.5},
+                  "leaf01/Ethernet4": {"pfc": PFC / 10, "ecn": ECN / 10,
+                                       "discards": OUT_DISCARDS / 10}}
+
+
+@pytest.mark.parametrize(("option", "signal", "kind", "port"), SIGNALS)
+@pytest.mark.parametrize(("limit", "severity"), [
+    (lambda s: s, "warning"),  # at the limit: hot
+    (lambda s: math.nextafter(s, 0), "warning"),  # one step under: hot
+    (lambda s: math.nextafter(s, math.inf), None),  # one step over: not hot
+    (lambda s: s / 2, "critical"),  # twice the limit
+    (lambda s: math.nextafter(s / 2, math.inf), "warning"),  # just under twice
+])
+def test_a_threshold_at_its_limit_makes_a_hotspot(capsys, capture, option, signal, kind, port,
+                                                  limit, severity):
+    result = attribute(capsys, capture, option, repr(limit(signal)))
+    if severity is None:
+        assert result["hotspots"] == []
+        return
+    (hot,) = result["hotspots"]
+    assert (hot["port"], hot["direction"], hot["kinds"], hot["severity"], hot["start"],
+            hot["end"]) == (f"port:{port}", "out", [kind], severity, T0 + 10, None)
+    assert hot["signals"] == UPLINK_SIGNALS[port]
+
+
+def test_the_uplinks_hotspot_names_culprit_victim_and_noisy_neighbour(capsys, capture):
+    (hot,) = attribute(capsys, capture, "--utilization", "0.5")["hotspots"]
+    assert hot["peer"] == "port:spine01/Ethernet1"  # its traffic, sampled at the far end
+    assert [(s["name"], s["samples"]) for s in hot["culprits"]] == [("tenant:a", A_SAMPLES)]
+    assert [(s["name"], s["samples"]) for s in hot["victims"]] == [("tenant:b", B_SAMPLES)]
+    assert [s["name"] for s in hot["culprit_jobs"]] == ["job:a/llm"]
+    assert [s["name"] for s in hot["victim_jobs"]] == ["job:b/cv"]
+    low, high = wilson(A_SAMPLES, A_SAMPLES + B_SAMPLES)
+    assert hot["noisy_neighbour"] == (f"tenant:a sends 67% ({low:.0%}-{high:.0%}) of a link "
+                                      "that tenant:b also use")
+
+
+@pytest.mark.parametrize(("intervals", "hotspots"), [(1, 1), (3, 1), (4, 0)])
+def test_hot_intervals_in_a_row_make_a_hotspot(capsys, capture, intervals, hotspots):
+    # intervals 1, 2 and 3 are hot: three in a row, the streak starting at T0 + 10
+    result = attribute(capsys, capture, "--utilization", "0.5", "--hot-intervals",
+                       str(intervals))
+    assert [(h["port"], h["start"]) for h in result["hotspots"]] == \
+        [("port:leaf01/Ethernet3", T0 + 10)] * hotspots
+
+
+def test_counters_give_the_rates_the_capture_lacks(capsys, capture):
+    limits = ("--pfc", "25", "--ecn", "500", "--discards", "0.5")
+    without = attribute(capsys, capture, *limits, counters=False)
+    assert without["hotspots"] == []
+    assert "port:leaf01/Ethernet4" not in without["rates"]
+    found = attribute(capsys, capture, *limits)
+    (hot,) = found["hotspots"]
+    assert (hot["port"], hot["kinds"]) == ("port:leaf01/Ethernet4", ["pfc", "ecn", "discards"])
+    rates = found["rates"]["port:leaf01/Ethernet4"]
+    assert (rates["at"], rates["interval_s"], rates["per_second"]) == (
+        T0 + 31, 10.0, {"pfc_rx_pause/3": PFC / 10, "queue_ecn_marked/UC3": ECN / 10,
+                        "out_discards": OUT_DISCARDS / 10})
+
+
+@pytest.mark.parametrize(("line", "reason"), [
+    ('{"switch": "leaf01", "port": "Ethernet4", "at": 1, "values": {}, "colour": 1}',
+     "unknown field(s) colour"),
+    ("[1, 2]", "not a JSON object"),
+])
+def test_a_bad_counters_line_exits_2_naming_file_and_line(capsys, capture, tmp_path, line,
+                                                          reason):
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text(json.dumps(_readings()[0]) + "\n\n" + line + "\n")
+    code = main(["attribute", "--snapshot", str(capture / "topology.json"), "--pcap",
+                 str(capture / "run.pcap"), "--counters", str(bad)])
+    assert (code, capsys.readouterr().err) == (2, f"fabcorr: {bad}: line 3: {reason}\n")
