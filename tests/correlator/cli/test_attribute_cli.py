@@ -328,3 +328,23 @@ def test_a_bad_counters_line_exits_2_naming_file_and_line(capsys, capture, tmp_p
     code = main(["attribute", "--snapshot", str(capture / "topology.json"), "--pcap",
                  str(capture / "run.pcap"), "--counters", str(bad)])
     assert (code, capsys.readouterr().err) == (2, f"fabcorr: {bad}: line 3: {reason}\n")
+
+
+@pytest.mark.parametrize("offset", [0.5, 2.0])  # before and after the sFlow counter sample
+def test_counters_of_a_port_the_capture_also_counts_replace_its_samples(capsys, capture,
+                                                                         tmp_path, offset):
+    readings = tmp_path / "uplink.jsonl"
+    readings.write_text("".join(json.dumps(
+        {"switch": "leaf01", "port": "Ethernet3", "at": T0 + 10 * k + offset,
+         "values": {"pfc_rx_pause/3": PFC * k}}) + "\n" for k in range(INTERVALS)))
+    code = main(["attribute", "--snapshot", str(capture / "topology.json"), "--pcap",
+                 str(capture / "run.pcap"), "--counters", str(readings), "--pfc", "25",
+                 "-o", "json"])
+    result = json.loads(capsys.readouterr().out)
+    assert code == 0
+    (hot,) = result["hotspots"]
+    assert (hot["port"], hot["kinds"], hot["signals"], hot["start"]) == (
+        "port:leaf01/Ethernet3", ["pfc"], {"pfc": PFC / 10}, T0 + 10)
+    rates = result["rates"]["port:leaf01/Ethernet3"]
+    assert (rates["at"], rates["interval_s"], rates["per_second"]) == (
+        T0 + 30 + offset, 10.0, {"pfc_rx_pause/3": PFC / 10})
