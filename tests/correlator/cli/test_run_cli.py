@@ -4,7 +4,11 @@ the API, Kubernetes followed live from an API server, and the hotspot keys ``cul
 
 import base64
 import http.client
+import ipaddress
 import json
+import math
+import re
+import socket
 import ssl
 import time
 import urllib.error
@@ -13,6 +17,7 @@ import urllib.request
 import pytest
 
 from correlator.cli.main import main
+from simulator import roce, sflow_wire
 from simulator.kube_api import FakeKubeApi
 from simulator.kube_objects import cluster_objects
 from tests.correlator.service.certs import self_signed
@@ -134,3 +139,103 @@ def test_live_kubernetes_pods_appear_in_the_service_and_follow_changes(cluster, 
                          "following the API server")
         assert _api(service, f"/api/v1/topology/where?q={ip}&at={before:.3f}") == [owner]
         assert service.stop() == 0
+
+
+# What enters spine01:Ethernet1 from leaf01:Ethernet5, per datagram: samples of three jobs.
+# Jobs by share: bert-large 0.40, llm-pretrain 0.35, eval 0.25: two make half the bytes.
+# Tenants: team-a 0.60 (llm-pretrain and eval), team-b 0.40.
+SENDERS = (("10.101.0.6", "10.101.0.7", 40), ("10.101.0.2", "10.101.0.3", 35),
+           ("10.101.0.10", "10.101.0.11", 25))
+HOT = ("port:leaf01/Ethernet5", "out")  # hot anyway: the emulated switches pause it 1000/s
+
+
+class Sender:
+    """Datagrams of spine01's agent with every sample of :data:`SENDERS`, numbered in turn."""
+
+    def __init__(self, facts):
+        (spine,) = [s for s in facts.switches if s.name == "spine01"]
+        (port,) = [i for i in facts.interfaces if (i.switch, i.name) == ("spine01", "Ethernet1")]
+        self.agent, self.ifindex = spine.sflow_agent, port.ifindex
+        self.datagrams = self.samples = 0
+
+    def next(self):
+        samples = []
+        for src, dst, count in SENDERS:
+            frame = roce.frame(bytes(6), bytes(6), ipaddress.ip_address(src).packed,
+                               ipaddress.ip_address(dst).packed,
+                               roce.payload(roce.WRITE_ONLY, 7, 1, 4000))
+            for _ in range(count):
+                self.samples += 1
+                samples.append(sflow_wire.FlowSample(
+                    self.samples, self.ifindex, 1000, 1000 * self.samples, 0,
+                    sflow_wire.ifindex(self.ifindex), sflow_wire.UNKNOWN, frame[:128],
+                    len(frame) + 4))
+        self.datagrams += 1
+        return sflow_wire.Datagram(self.agent, 0, self.datagrams, 1000 * self.datagrams,
+                                   samples).encode()
+
+
+def _judged(service):
+    """The hot direction's hotspot as the service reports it once it has seen samples of
+    its traffic: datagrams keep coming, so every interval holds whole ones (the same
+    shares); None until then."""
+    status, body = service.get("/api/v1/hotspots")
+    if status != 200:
+        return None
+    found = [h for h in json.loads(body) if (h["port"], h["direction"]) == HOT and h["culprits"]]
+    return found[0] if found else None
+
+
+def _hotspot_with(tmp_path, **thresholds):
+    attribution = {"interval_s": 1.0, "log": str(tmp_path / "attribution.jsonl"),
+                   "thresholds": thresholds}
+    with RunningService(tmp_path, attribution=attribution) as service:
+        sender = Sender(service.facts)
+        found = None
+        with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as udp:
+            deadline = time.monotonic() + 90
+            while found is None:
+                assert time.monotonic() < deadline, "no hotspot with culprits in 90 s"
+                udp.sendto(sender.next(), ("127.0.0.1", service.sflow_port))
+                time.sleep(0.2)
+                found = _judged(service)
+        assert service.stop() == 0
+    return found
+
+
+def _names(shares):
+    return [s["name"] for s in shares]
+
+
+up, down = (lambda x: math.nextafter(x, 1)), (lambda x: math.nextafter(x, 0))
+
+
+@pytest.mark.parametrize(("thresholds", "culprit_jobs", "noisy"), [
+    # culprits: the fewest top senders making half the bytes, but no more than `culprits`
+    ({"culprits": 1, "dominance": 0.6, "neighbour_share": 0.4}, 1, True),
+    ({"culprits": 2, "dominance": up(0.6), "neighbour_share": 0.4}, 2, False),
+    ({"culprits": 3, "dominance": down(0.6), "neighbour_share": up(0.4)}, 2, False),
+    ({"culprits": 2, "dominance": down(0.6), "neighbour_share": down(0.4)}, 2, True),
+])
+def test_hotspot_keys_of_the_config_file_split_culprits_and_name_the_noisy_neighbour(
+        tmp_path, thresholds, culprit_jobs, noisy):
+    hot = _hotspot_with(tmp_path, **thresholds)
+    jobs = ["job:team-b/bert-large", "job:team-a/llm-pretrain", "job:team-a/eval"]
+    assert _names(hot["culprit_jobs"]) == jobs[:culprit_jobs]
+    assert _names(hot["victim_jobs"]) == jobs[culprit_jobs:]
+    assert [(s["name"], s["share"]) for s in hot["culprits"]] == [("tenant:team-a", 0.6)]
+    assert [(s["name"], s["share"]) for s in hot["victims"]] == [("tenant:team-b", 0.4)]
+    if noisy:
+        assert re.fullmatch(r"tenant:team-a sends 60% \(\d+%-\d+%\) of a link that "
+                            r"tenant:team-b also use", hot["noisy_neighbour"])
+    else:
+        assert hot["noisy_neighbour"] == ""
+
+
+def test_a_bad_hotspot_key_stops_the_service_at_the_start(tmp_path, capsys):
+    config = tmp_path / "fabcorr.yaml"
+    config.write_text("topology: {snapshot: topology.json}\n"
+                      "attribution: {thresholds: {culprits: 0}}\n")
+    assert main(["run", "--config", str(config), "--check"]) == 2
+    assert capsys.readouterr().err == (f"fabcorr: {config}: attribution.thresholds.culprits: "
+                                       "must be >= 1\n")
