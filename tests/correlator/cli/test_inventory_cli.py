@@ -238,3 +238,10 @@ def test_facts_follow_the_tenant_rules(capsys, tmp_path):
     facts = read_facts([out_file])
     assert sorted((t.name, t.source) for t in facts.tenants) == [
         ("team-a", "namespace"), ("team-b", "namespace")]
+
+
+@pytest.mark.parametrize("view", ["tenants", "problems"])
+def test_an_unknown_format_exits_2_listing_the_formats(capsys, view):
+    code, out, err = run(capsys, "inventory", view, "--from", DUMPS, "-o", "xml")
+    assert (code, out) == (2, "")
+    assert err.endswith("fabcorr: -o must be one of table, wide, json, yaml\n")
