@@ -24,6 +24,8 @@ from inventory.counters import PortCounters
 from topology.graph import FabricGraph
 from topology.schema import port_id
 
+SFLOW, READINGS = "sflow", "readings"  # the two series of counter readings of a port
+
 
 @dataclass(frozen=True, slots=True)
 class ReplayConfig:
@@ -68,20 +70,26 @@ def interface_reading(switch: str, port: str, at: float, counters: InterfaceCoun
 
 
 class _Rates:
-    """Latest rates of every port, from counter readings in time order."""
+    """Latest rates of every port, from counter readings in time order. The capture's
+    sFlow counter samples and the readings given are two series of a port, as telemetry
+    and sFlow are in the service; where both give a port rates, the readings' win."""
 
     def __init__(self, interval_s: float) -> None:
-        self._trackers: dict[str, RateTracker] = {}
+        self._trackers: dict[tuple[str, str], RateTracker] = {}
         self._config = RateConfig(interval_s=interval_s)
-        self.latest: dict[str, Rates] = {}
+        self._latest: dict[str, dict[str, Rates]] = {SFLOW: {}, READINGS: {}}
 
-    def add(self, port: str, reading: PortCounters) -> None:
-        tracker = self._trackers.get(port)
+    @property
+    def latest(self) -> dict[str, Rates]:
+        return {**self._latest[SFLOW], **self._latest[READINGS]}
+
+    def add(self, source: str, port: str, reading: PortCounters) -> None:
+        tracker = self._trackers.get((source, port))
         if tracker is None:
-            tracker = self._trackers[port] = RateTracker(self._config)
+            tracker = self._trackers[source, port] = RateTracker(self._config)
         rates = tracker.update(reading)
         if rates is not None:
-            self.latest[port] = rates
+            self._latest[source][port] = rates
 
 
 def replay(fabric: FabricGraph, datagrams: Iterable[tuple[float, bytes]],
@@ -105,7 +113,7 @@ def replay(fabric: FabricGraph, datagrams: Iterable[tuple[float, bytes]],
         due = [r for r in extra if r.at <= upto]
         extra = extra[len(due):]
         for reading in due:
-            rates.add(port_id(reading.switch, reading.port), reading)
+            rates.add(READINGS, port_id(reading.switch, reading.port), reading)
         _counter_samples(fabric, interval, rates)
         result = attribute(fabric, interval, rates.latest, config.top_pods)
         attributions.append(result)
@@ -132,7 +140,7 @@ def replay(fabric: FabricGraph, datagrams: Iterable[tuple[float, bytes]],
     totals.rejects.update(decoder.rejects)
     hotspots = (*tracker.ended, *sorted(tracker.active.values(),
                                         key=lambda h: (h.start, h.port, h.direction)))
-    return ReplayResult(tuple(attributions), tuple(hotspots), totals, dict(rates.latest))
+    return ReplayResult(tuple(attributions), tuple(hotspots), totals, rates.latest)
 
 
 def replay_view(fabric: FabricGraph, result: ReplayResult) -> View:
@@ -155,4 +163,5 @@ def _counter_samples(fabric: FabricGraph, interval: Interval, rates: _Rates) -> 
         if port is None:
             continue
         attrs = fabric.attrs(port)
-        rates.add(port, interface_reading(attrs["switch"], attrs["name"], at, sample.interface))
+        rates.add(SFLOW, port, interface_reading(attrs["switch"], attrs["name"], at,
+                                                 sample.interface))

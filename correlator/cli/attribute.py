@@ -43,7 +43,8 @@ def register(commands: argparse._SubParsersAction) -> None:
     parser.add_argument("--counters", metavar="FILE",
                         help="port counter readings, one JSON object per line: switch, port, "
                         "at (Unix seconds), values {in_octets: N, pfc_rx_pause/3: N, ...}, "
-                        "optional bits {name: 32}, speed_bps")
+                        "optional bits {name: 32}, speed_bps; a port's readings here "
+                        "replace its sFlow counter samples")
     parser.add_argument("--port", type=int, default=None,
                         help="only UDP datagrams to this port (default: every UDP datagram)")
     parser.add_argument("--interval", type=float, default=10.0, metavar="SECONDS",

@@ -174,9 +174,12 @@ def _validated(config: ServiceConfig) -> ServiceConfig:
         raise ConfigError(origin, "service.username", "username and password go together")
     try:
         config.sflow.validate()
-        config.thresholds.validate()
     except ConfigError as exc:
         raise ConfigError(origin, f"{exc.source}.{exc.key}", exc.reason) from exc
+    try:
+        config.thresholds.validate()
+    except ConfigError as exc:  # named as the file names it
+        raise ConfigError(origin, f"attribution.thresholds.{exc.key}", exc.reason) from exc
     return config
 
 

@@ -70,6 +70,7 @@ class Service:
         self._totals = Totals()
         self._collector: Collector | None = None
         self._kubernetes: LiveKubernetes | None = None
+        self._kubernetes_built = 0  # the live inventory's version the fabric was built from
         self._discovered = FactSet()
         self._switches = config.switches  # and those the crawl found
         self._worker: Worker | None = None
@@ -166,6 +167,8 @@ class Service:
         sets = [read_facts(self.config.topology.facts)] if self.config.topology.facts else []
         source = self.config.kubernetes.source
         if self._kubernetes is not None:
+            # read first: a change while the inventory is read makes the next build
+            self._kubernetes_built = self._kubernetes.version
             sets.append(self._kubernetes.inventory().facts)
         elif source:
             sets.append(build_inventory(read_cluster_objects(source)).facts)
@@ -195,10 +198,8 @@ class Service:
 
     async def _follow_kubernetes(self, stop: asyncio.Event) -> None:
         assert self._kubernetes is not None
-        seen = self._kubernetes.version
         while not await _sleep(stop, self.config.kubernetes.refresh_s):
-            if self._kubernetes.version != seen:
-                seen = self._kubernetes.version
+            if self._kubernetes.version != self._kubernetes_built:
                 await self._swap(await asyncio.to_thread(self._build))
 
     # -- counters -----------------------------------------------------------------------

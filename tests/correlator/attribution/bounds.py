@@ -15,6 +15,7 @@ Tests that pin this formula through :func:`share_bounds`:
 
 - tests/correlator/attribution/test_share_interval.py (all of it);
 - tests/correlator/service/test_api.py::test_top_pods_of_one_link_are_its_shares_per_direction;
+- tests/correlator/cli/test_attribute_cli.py (the shares of equal frames);
 - tests/correlator/cli/test_sflow_cli.py::test_attribute_shares_hold_the_ground_truth and
   ::test_the_example_capture_names_the_noisy_tenant_and_its_victims.
 """

@@ -1,13 +1,17 @@
 """``fabcorr run`` for tests: the example fabric's six switches as emulated gNMI targets on
 their loopback management addresses, its Kubernetes objects as dumps, the service in a
-subprocess, and the example scenario's sFlow sent to it over UDP."""
+subprocess, and the example scenario's sFlow sent to it over UDP. With ``tls`` (certificate
+and key files) and ``auth`` (user, password) the service is asked over HTTPS, verifying its
+certificate, with basic auth."""
 
 from __future__ import annotations
 
+import base64
 import json
 import os
 import signal
 import socket
+import ssl
 import subprocess
 import sys
 import time
@@ -44,8 +48,11 @@ def udp_drops(port: int) -> int:
 class RunningService:
     """A context manager: targets up, service ready; :meth:`stop` sends SIGTERM."""
 
-    def __init__(self, folder: Path, interval_s: float = 1.0, **config: object) -> None:
+    def __init__(self, folder: Path, interval_s: float = 1.0, *,
+                 tls: tuple[Path, Path] | None = None, auth: tuple[str, str] | None = None,
+                 **config: object) -> None:
         self.folder, self.interval_s = folder, interval_s
+        self.tls, self.auth = tls, auth
         self.facts = read_facts([EXAMPLE / "facts.yaml"])
         self.http_port, self.sflow_port = free_port(), free_port(socket.SOCK_DGRAM)
         self.log = folder / "attribution.jsonl"
@@ -67,7 +74,8 @@ class RunningService:
                  "sys.exit(main())", "run", "--config", str(config)],
                 cwd=ROOT, stderr=self.stderr, stdout=subprocess.DEVNULL,
                 env={**os.environ, "FABCORR_GNMI_PASSWORD": PASSWORD,
-                     "PYTHONPATH": str(ROOT)})
+                     "PYTHONPATH": str(ROOT),
+                     **({"FABCORR_PASSWORD": self.auth[1]} if self.auth else {})})
             self.wait_for(self._ready, 60, "ready")
         except BaseException:
             self.__exit__()
@@ -91,7 +99,7 @@ class RunningService:
         return {"defaults": {"gnmi": gnmi},
                 "switches": [{**s, "gnmi": {"port": t.port}}
                              for s, t in zip(switches, self.targets, strict=True)],
-                "service": {"listen": f"127.0.0.1:{self.http_port}"},
+                "service": self._service(),
                 "kubernetes": {"source": [str(EXAMPLE / "kubernetes")]},
                 "topology": {"discover_every_s": 0},
                 "telemetry": {"interval_s": self.interval_s},
@@ -99,13 +107,29 @@ class RunningService:
                 "attribution": {"interval_s": self.interval_s, "log": str(self.log)},
                 **self.extra}
 
+    def _service(self) -> dict:
+        service = {"listen": f"127.0.0.1:{self.http_port}"}
+        if self.tls:
+            service |= {"tls_cert": str(self.tls[0]), "tls_key": str(self.tls[1])}
+        if self.auth:
+            service["username"] = self.auth[0]  # the password comes from the environment
+        return service
+
+    @property
+    def url(self) -> str:
+        return f"{'https' if self.tls else 'http'}://127.0.0.1:{self.http_port}"
+
     def fetch(self, path: str) -> tuple[int, bytes]:
         """Status and body of ``GET path``, whatever the status. A refused connection
         raises ConnectionRefusedError (not urllib's wrapper), any other failure its own
         error: never a made-up status."""
+        request = urllib.request.Request(self.url + path)
+        if self.auth:
+            token = base64.b64encode(":".join(self.auth).encode()).decode()
+            request.add_header("Authorization", f"Basic {token}")
+        context = ssl.create_default_context(cafile=str(self.tls[0])) if self.tls else None
         try:
-            with urllib.request.urlopen(f"http://127.0.0.1:{self.http_port}{path}",
-                                        timeout=5) as response:
+            with urllib.request.urlopen(request, timeout=5, context=context) as response:
                 return response.status, response.read()
         except urllib.error.HTTPError as exc:
             with exc:
