@@ -1,4 +1,5 @@
-"""Mutations of the hotspot thresholds and the counter-rate logic that the tests must catch.
+"""Mutations of the hotspot thresholds, the share interval and the counter-rate and
+counter-timeline logic that the tests must catch.
 
 ``python -m tests.mutations`` copies the project to a temporary folder, applies each
 mutation there in turn (one at a time, the original restored before the next), runs the
@@ -22,8 +23,12 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 HOTSPOTS = "correlator/attribution/hotspots.py"
 RATES = "correlator/collect/rates.py"
+ESTIMATE = "correlator/attribution/estimate.py"
+TIMELINE = "correlator/collect/timeline.py"
 TESTS = {HOTSPOTS: ("tests/correlator/attribution", HOTSPOTS),
-         RATES: ("tests/correlator/collect/test_rates.py", RATES)}
+         RATES: ("tests/correlator/collect/test_rates.py", RATES),
+         ESTIMATE: ("tests/correlator/attribution", ESTIMATE),
+         TIMELINE: ("tests/correlator/collect/test_timeline.py", TIMELINE)}
 
 
 @dataclass(frozen=True)
@@ -80,6 +85,29 @@ MUTATIONS = (
              "delta: after >= before -> >"),
     Mutation(RATES, "0 <= v < 1 << reading.width(n)", "0 <= v <= 1 << reading.width(n)",
              "valid: v < 2**bits -> <="),
+    Mutation(ESTIMATE, "max(0.0, min(low, share - half)), min(1.0, max(high, share + half))",
+             "max(0.0, low), min(1.0, high)", "share interval: the count interval alone"),
+    Mutation(ESTIMATE, "max(0.0, min(low, share - half)), min(1.0, max(high, share + half))",
+             "max(0.0, share - half), min(1.0, share + half)",
+             "share interval: the ratio interval alone"),
+    Mutation(ESTIMATE, "((1 - share) ** 2 * variance +", "((1 - share) * variance +",
+             "share interval: (1 - R) not squared"),
+    Mutation(ESTIMATE, "share * share * (total_variance - variance))",
+             "share * share * total_variance)", "share interval: the others' variance"),
+    Mutation(ESTIMATE, "scale = share * n / c", "scale = 1.0",
+             "share interval: count interval not scaled"),
+    Mutation(ESTIMATE, "margin = Z95 * math.sqrt(variance) if c", "margin = Z95 * variance "
+             "if c", "estimate alone: its standard error"),
+    Mutation(TIMELINE, "return after + (1 << self.bits) - before", "return after",
+             "timeline: a wrap read as a reset"),
+    Mutation(TIMELINE, "changed = (self._held + at) / 2 if self._reads > 1 else at",
+             "changed = at", "timeline: a stale change dated when read"),
+    Mutation(TIMELINE, "changed = (self._held + at) / 2 if self._reads > 1 else at",
+             "changed = (self._held + at) / 2", "timeline: a fresh change dated halfway"),
+    Mutation(TIMELINE, "if period is not None and self._held - period > self.times[-1]:",
+             "if False:", "timeline: no hold of a quiet value"),
+    Mutation(TIMELINE, "            self._restarted = False\n            return after",
+             "            self._restarted = False", "timeline: a restart read as a wrap"),
 )
 
 

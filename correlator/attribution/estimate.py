@@ -14,7 +14,9 @@ about ``R``. The interval is the wider, on each side, of
 
 When the port counters give the exact bytes ``T`` of the interval, a group's bytes are
 ``R·T`` within ``[low·T, high·T]``. Without them its bytes are the estimate ``b`` with
-the standard error ``sqrt(v)``, never tighter than sFlow's ``b·(1 ± 1.96/sqrt(c))``.
+the standard error ``sqrt(v)``: never tighter than sFlow's ``b·(1 ± 1.96/sqrt(c))``, the
+same for equal frames (the sum of ``c`` squares is at least the square of their sum over
+``c``).
 
 >>> round(wilson(50, 100)[0], 4), round(wilson(50, 100)[1], 4)
 (0.4038, 0.5962)
@@ -96,8 +98,7 @@ def share_of(name: str, sums: Sums, n: int, total_bytes: float, total_variance: 
     if exact_bytes is not None:
         return Share(name, c, share, share_low, share_high, share * exact_bytes,
                      share_low * exact_bytes, share_high * exact_bytes, packets, True)
-    margin = max(Z95 * math.sqrt(variance), estimated * Z95 / math.sqrt(c)) if c \
-        else estimated
+    margin = Z95 * math.sqrt(variance) if c else estimated
     return Share(name, c, share, share_low, share_high, estimated,
                  max(0.0, estimated - margin), estimated + margin, packets, False)
 
