@@ -21,8 +21,8 @@ from correlator.attribution.accumulate import Accumulator
 from correlator.attribution.attribute import attribute
 from correlator.collect.rates import Rates
 from correlator.service.exporter import Exposition
-from correlator.service.state import View
 from correlator.sflow.records import Datagram, FlowSample, Packet
+from correlator.view import View
 from simulator.generator import generate_facts
 from simulator.ladder import ladder_spec
 from topology.build import build_graph

@@ -16,10 +16,10 @@ from correlator.attribution.accumulate import Accumulator, Interval
 from correlator.attribution.attribute import Attribution, attribute
 from correlator.attribution.hotspots import Hotspot, HotspotTracker, Thresholds
 from correlator.collect.rates import RateConfig, Rates, RateTracker
-from correlator.service.state import View
 from correlator.sflow.accounting import LossTracker, Totals
 from correlator.sflow.decode import Decoder
 from correlator.sflow.records import CounterSample, InterfaceCounters
+from correlator.view import View
 from inventory.counters import PortCounters
 from topology.graph import FabricGraph
 from topology.schema import port_id

@@ -19,9 +19,10 @@ from correlator.cli.cells import (
     traffic_cells,
 )
 from correlator.cli.options import add_format, add_snapshot
-from correlator.cli.printers import Block, Fields, Table, emit, to_data
+from correlator.cli.printers import Block, Fields, Table, emit
 from correlator.cli.sflow import read_capture
 from correlator.cli.status import ExitStatus
+from correlator.data import to_data
 from correlator.replay import ReplayConfig, replay
 from inventory.counters import PortCounters
 from inventory.errors import ConfigError

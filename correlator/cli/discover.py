@@ -11,8 +11,8 @@ from collections import Counter
 from pathlib import Path
 from typing import TextIO
 
-from correlator.cli.printers import to_data
 from correlator.cli.status import ExitStatus
+from correlator.data import to_data
 from inventory.devices import SwitchConfig, crawl_from, devices_from
 from inventory.discovery import Discovery, Failure, discover_all
 from inventory.errors import SourceError

@@ -29,9 +29,10 @@ from correlator.attribution.estimate import Share
 from correlator.attribution.hotspots import HotspotTracker, Thresholds
 from correlator.cli.cells import link_name
 from correlator.cli.options import add_format, add_snapshot
-from correlator.cli.printers import Block, Fields, Table, emit, to_data
+from correlator.cli.printers import Block, Fields, Table, emit
 from correlator.cli.status import ExitStatus
 from correlator.collect.rates import Rates
+from correlator.data import to_data
 from inventory.errors import ConfigError
 from inventory.factfile import write_facts
 from simulator.generator import FabricSpec, generate_facts

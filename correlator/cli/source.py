@@ -14,7 +14,7 @@ from correlator.cli.sflow import read_capture
 from correlator.cli.status import ExitStatus, Refused
 from correlator.replay import ReplayConfig, replay, replay_view
 from correlator.service.api import PREFIX, handle
-from correlator.service.state import View
+from correlator.view import View
 from inventory.errors import ConfigError
 from topology.snapshot import load_snapshot
 

@@ -42,9 +42,9 @@ from datetime import UTC, datetime
 from typing import Any
 
 from correlator.attribution.attribute import Attribution
-from correlator.cli.printers import to_data
+from correlator.data import to_data
 from correlator.service import traffic
-from correlator.service.state import View
+from correlator.view import View
 from inventory.errors import FabcorrError, NotFound
 from topology import queries
 

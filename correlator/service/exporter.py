@@ -1,4 +1,4 @@
-"""Prometheus metrics of a :class:`~correlator.service.state.View`: a custom collector.
+"""Prometheus metrics of a :class:`~correlator.view.View`: a custom collector.
 
 Every metric has the ``fabcorr_`` prefix, base units, ``_total`` for counters and
 ``_info`` for join metrics. Label sets are bounded by the fabric, not by traffic: link
@@ -26,8 +26,8 @@ from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metri
 from correlator.attribution.attribute import LinkTraffic
 from correlator.attribution.hotspots import cable_direction
 from correlator.collect.rates import Rates
-from correlator.service.state import View
 from correlator.service.traffic import fabric_totals, plain
+from correlator.view import View
 from inventory.counters import PFC_RX, PFC_TX, QUEUE_DROPPED, QUEUE_ECN
 from topology.footprint import owners, plugs
 from topology.graph import FabricGraph

@@ -28,7 +28,7 @@ from urllib.parse import parse_qs, unquote, urlsplit
 
 from correlator.service import api
 from correlator.service.exporter import Exposition
-from correlator.service.state import View
+from correlator.view import View
 
 METRICS_TYPE = "text/plain; version=0.0.4; charset=utf-8"
 _OPEN = frozenset({"/healthz", "/readyz"})  # probes never authenticate

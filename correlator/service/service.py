@@ -7,7 +7,7 @@ once that is done. Then, side by side: counter telemetry from every switch
 or ``sflow.workers`` processes sharing the port), periodic rediscovery, and the Kubernetes
 inventory refreshed when it changes. On every wall-clock interval boundary the interval's
 samples are attributed (in a worker thread, so receiving goes on), hotspots are judged,
-and a new :class:`~correlator.service.state.View` replaces the old one: the exporter and
+and a new :class:`~correlator.view.View` replaces the old one: the exporter and
 the API read only views.
 
 SIGTERM or SIGINT ends it gracefully: the interval in progress is attributed up to that
@@ -30,15 +30,15 @@ from pathlib import Path
 from correlator.attribution.accumulate import Interval
 from correlator.attribution.attribute import Attribution, attribute
 from correlator.attribution.hotspots import HotspotTracker
-from correlator.cli.printers import to_data
 from correlator.collect.collector import Collector
 from correlator.collect.rates import RateConfig, Rates, RateTracker, RateWindow
+from correlator.data import to_data
 from correlator.replay import interface_reading
 from correlator.service.config import ServiceConfig
 from correlator.service.exporter import Exposition
-from correlator.service.state import View
 from correlator.sflow.accounting import Totals
 from correlator.sflow.receiver import Receiver, ReceiverPool, Worker, interval_end, serve
+from correlator.view import View
 from inventory.counters import PortCounters
 from inventory.discovery import discover_all
 from inventory.factfile import read_facts

@@ -18,8 +18,8 @@ from typing import Any
 from correlator.attribution.accumulate import IN, OUT
 from correlator.attribution.attribute import Attribution, LinkTraffic
 from correlator.attribution.hotspots import traffic_of
-from correlator.cli.printers import to_data
-from correlator.service.state import View
+from correlator.data import to_data
+from correlator.view import View
 from topology.graph import FabricGraph
 from topology.resolve import resolve
 from topology.schema import KIND, TIER, EdgeKind, NodeKind, id_name

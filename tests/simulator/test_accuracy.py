@@ -12,8 +12,8 @@ from typing import Any
 
 import pytest
 
-from correlator.cli.printers import to_data
 from correlator.cli.simulate import recompute_hotspots
+from correlator.data import to_data
 from correlator.replay import ReplayConfig, replay
 from simulator.fabric_run import stream
 from simulator.scenario import IpReuse, LinkDown, Noisy, SwitchDown, load_scenario

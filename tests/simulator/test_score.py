@@ -7,7 +7,7 @@ import json
 import pytest
 
 from correlator.cli.main import main
-from correlator.cli.printers import to_data
+from correlator.data import to_data
 from inventory.errors import ConfigError
 from simulator.reported import read_hotspots, read_log
 from simulator.scenario import scenario_from

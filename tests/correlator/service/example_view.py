@@ -10,7 +10,7 @@ from pathlib import Path
 from correlator.cli.main import main
 from correlator.cli.sflow import read_capture
 from correlator.replay import replay, replay_view
-from correlator.service.state import View
+from correlator.view import View
 from topology.snapshot import load_snapshot
 
 EXAMPLE = Path(__file__).parents[3] / "examples" / "fabric-small"

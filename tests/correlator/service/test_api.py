@@ -4,9 +4,9 @@ the other way, sampled by leaf01 on Ethernet5 in."""
 
 import pytest
 
-from correlator.cli.printers import to_data
+from correlator.data import to_data
 from correlator.service.api import handle
-from correlator.service.state import View
+from correlator.view import View
 from inventory.problems import Problem
 from tests.correlator.attribution.bounds import share_bounds
 from tests.correlator.service.example_view import make_capture, replayed

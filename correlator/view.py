@@ -1,8 +1,9 @@
-"""What the service knows at one moment, as one immutable view swapped in whole.
+"""What fabcorr knows at one moment, as one immutable view swapped in whole.
 
-Every interval the service builds a new :class:`View` and replaces the old one; readers
-(the exporter, the HTTP API) take ``service.view`` once and read a consistent picture,
-without locks.
+Every interval the interval engine (:mod:`correlator.engine`) publishes a new
+:class:`View`; the service replaces its old one with it, a replay keeps the last. Readers
+(the exporter, the HTTP API, the offline commands) take one view and read a consistent
+picture, without locks.
 """
 
 from __future__ import annotations
