@@ -6,9 +6,10 @@ once that is done. Then, side by side: counter telemetry from every switch
 (:class:`~correlator.collect.collector.Collector`), the sFlow receiver (on the event loop,
 or ``sflow.workers`` processes sharing the port), periodic rediscovery, and the Kubernetes
 inventory refreshed when it changes. On every wall-clock interval boundary the interval's
-samples are attributed (in a worker thread, so receiving goes on), hotspots are judged,
-and a new :class:`~correlator.view.View` replaces the old one: the exporter and
-the API read only views.
+samples go to the interval engine (:class:`~correlator.engine.Engine`, in a worker thread,
+so receiving goes on), which attributes them, judges hotspots and returns the new
+:class:`~correlator.view.View` that replaces the old one: the exporter and the API read
+only views.
 
 SIGTERM or SIGINT ends it gracefully: the interval in progress is attributed up to that
 moment and published (and logged) before the service exits, so no sample received is
@@ -28,18 +29,15 @@ from collections import Counter
 from pathlib import Path
 
 from correlator.attribution.accumulate import Interval
-from correlator.attribution.attribute import Attribution, attribute
-from correlator.attribution.hotspots import HotspotTracker
+from correlator.attribution.attribute import Attribution
 from correlator.collect.collector import Collector
-from correlator.collect.rates import RateConfig, Rates, RateTracker, RateWindow
 from correlator.data import to_data
-from correlator.replay import interface_reading
+from correlator.engine import Engine
 from correlator.service.config import ServiceConfig
 from correlator.service.exporter import Exposition
 from correlator.sflow.accounting import Totals
 from correlator.sflow.receiver import Receiver, ReceiverPool, Worker, interval_end, serve
 from correlator.view import View
-from inventory.counters import PortCounters
 from inventory.discovery import discover_all
 from inventory.factfile import read_facts
 from inventory.facts import FactSet, merge_all
@@ -48,7 +46,6 @@ from inventory.kubernetes.live import LiveKubernetes, api_client
 from inventory.kubernetes.snapshot import read_cluster_objects
 from topology.build import build_graph
 from topology.graph import FabricGraph
-from topology.schema import port_id
 from topology.snapshot import load_snapshot, save_snapshot
 
 _log = logging.getLogger(__name__)
@@ -62,12 +59,8 @@ class Service:
         self.config = config
         self.view = View(build_graph(FactSet()), started=time.time())
         self.exposition = Exposition(lambda: self.view)
-        self._tracker = HotspotTracker(config.thresholds)
-        self._rates: dict[tuple[str, str, str], RateTracker] = {}
-        self._latest: dict[str, Rates] = {}  # port ID -> telemetry rates, last interval
-        self._windows: dict[str, RateWindow] = {}  # port ID -> this interval's so far
-        self._sflow_latest: dict[str, Rates] = {}  # port ID -> rates from sFlow counters
-        self._totals = Totals()
+        self.engine = Engine(config.telemetry_interval_s, config.top_pods,
+                              config.thresholds, _ENDED_KEPT, self.view.started)
         self._collector: Collector | None = None
         self._kubernetes: LiveKubernetes | None = None
         self._kubernetes_built = 0  # the live inventory's version the fabric was built from
@@ -107,7 +100,7 @@ class Service:
                 self._receiver = await serve(config.sflow, self._worker)
             if self._switches:
                 self._collector = Collector(self._switches, config.telemetry_interval_s,
-                                            self._readings)
+                                            self.engine.readings)
                 tasks.append(asyncio.create_task(self._collector.run(stop), name="telemetry"))
             tasks.append(asyncio.create_task(self._intervals(stop, start), name="intervals"))
             if config.switches and config.topology.discover_every_s > 0:
@@ -122,7 +115,7 @@ class Service:
             if self.view.ready:
                 await self._close_interval(time.time())
             _log.info("stopped: %d intervals attributed, %d flow samples received",
-                      self._published, self._totals.samples.get("flow", 0))
+                      self._published, self.engine.totals.samples.get("flow", 0))
             if self._receiver is not None:
                 self._receiver.close()
             if self._pool is not None:
@@ -202,49 +195,6 @@ class Service:
             if self._kubernetes.version != self._kubernetes_built:
                 await self._swap(await asyncio.to_thread(self._build))
 
-    # -- counters -----------------------------------------------------------------------
-
-    def _readings(self, readings: list[PortCounters]) -> None:
-        """Collector sink: counter readings of one switch, summed into the interval."""
-        for reading in readings:
-            rates = self._rate("telemetry", reading)
-            if rates is not None:
-                port = port_id(reading.switch, reading.port)
-                self._windows.setdefault(port, RateWindow()).add(rates)
-
-    def _interval_rates(self, at: float) -> None:
-        """Each port's rates over the interval that ends ``at`` (ports without readings in
-        it keep their last ones)."""
-        windows, self._windows = self._windows, {}
-        for port, window in windows.items():
-            rates = window.rates(at)
-            if rates is not None:
-                self._latest[port] = rates
-
-    def _rate(self, source: str, reading: PortCounters) -> Rates | None:
-        """Rates from ``reading``, tracked per source: telemetry and sFlow counter samples
-        of one port are two series."""
-        key = (source, reading.switch, reading.port)
-        tracker = self._rates.get(key)
-        if tracker is None:
-            tracker = self._rates[key] = RateTracker(
-                RateConfig(interval_s=self.config.telemetry_interval_s))
-        return tracker.update(reading)
-
-    def _sflow_counters(self, fabric: FabricGraph, interval: Interval) -> None:
-        """Rates from the interval's sFlow counter samples (ports without telemetry)."""
-        for agent, at, sample in sorted(interval.counters, key=lambda c: c[1]):
-            if sample.interface is None:
-                continue
-            port = fabric.indexes.port_for_sample(agent, sample.interface.ifindex)
-            if port is None:
-                continue
-            attrs = fabric.attrs(port)
-            rates = self._rate("sflow", interface_reading(attrs["switch"], attrs["name"], at,
-                                                          sample.interface))
-            if rates is not None:
-                self._sflow_latest[port] = rates
-
     # -- intervals ----------------------------------------------------------------------
 
     async def _intervals(self, stop: asyncio.Event, start: float) -> None:
@@ -283,27 +233,19 @@ class Service:
 
     async def _publish(self, interval: Interval, totals: Totals) -> None:
         async with self._publishing:
-            fabric = self.view.fabric
             began = time.perf_counter()
-            self._sflow_counters(fabric, interval)
-            self._interval_rates(interval.end)
-            rates = {**self._sflow_latest, **self._latest}
-            result = await asyncio.to_thread(attribute, fabric, interval, rates,
-                                             self.config.top_pods)
-            active = self._tracker.update(result, rates)
-            self._totals.add(totals)
-            self._published += 1
             health = {name: dataclasses.replace(h, errors=Counter(h.errors))
                       for name, h in (self._collector.health.items()
                                       if self._collector else ())}
-            self.view = View(fabric, result, rates, tuple(active),
-                             tuple(self._tracker.ended[-_ENDED_KEPT:]), health,
-                             _copy(self._totals), time.perf_counter() - began,
-                             self.view.started, ready=True)
+            view = await asyncio.to_thread(self.engine.close, self.view.fabric, interval,
+                                           totals, health)
+            self._published += 1
+            self.view = dataclasses.replace(view, attribution_s=time.perf_counter() - began)
             await asyncio.to_thread(self.exposition.render)  # scrapes get it ready-made
             if self.config.attribution_log:
-                await asyncio.to_thread(_append_log, self.config.attribution_log, result,
-                                        totals)
+                assert view.attribution is not None
+                await asyncio.to_thread(_append_log, self.config.attribution_log,
+                                        view.attribution, totals)
 
 
 def _switch_facts(facts: FactSet, switches: set[str]) -> FactSet:
@@ -326,11 +268,6 @@ def _append_log(path: str, result: Attribution, received: Totals) -> None:
     line = {"attribution": to_data(result), "received": to_data(received)}
     with Path(path).open("a", encoding="utf-8") as log:
         log.write(json.dumps(line, separators=(",", ":")) + "\n")
-
-
-def _copy(totals: Totals) -> Totals:
-    return dataclasses.replace(totals, samples=Counter(totals.samples),
-                               rejects=Counter(totals.rejects))
 
 
 async def _sleep(stop: asyncio.Event, seconds: float) -> bool:

@@ -309,8 +309,9 @@ def test_counters_give_the_rates_the_capture_lacks(capsys, capture):
     (hot,) = found["hotspots"]
     assert (hot["port"], hot["kinds"]) == ("port:leaf01/Ethernet4", ["pfc", "ecn", "discards"])
     rates = found["rates"]["port:leaf01/Ethernet4"]
+    # the last interval's rates (one reading 10 s after the one before), dated at its end
     assert (rates["at"], rates["interval_s"], rates["per_second"]) == (
-        T0 + 31, 10.0, {"pfc_rx_pause/3": PFC / 10, "queue_ecn_marked/UC3": ECN / 10,
+        T0 + 40, 10.0, {"pfc_rx_pause/3": PFC / 10, "queue_ecn_marked/UC3": ECN / 10,
                         "out_discards": OUT_DISCARDS / 10})
 
 
@@ -345,4 +346,4 @@ def test_counters_of_a_port_the_capture_also_counts_replace_its_samples(capsys, 
         "port:leaf01/Ethernet3", ["pfc"], {"pfc": PFC / 10}, T0 + 10)
     rates = result["rates"]["port:leaf01/Ethernet3"]
     assert (rates["at"], rates["interval_s"], rates["per_second"]) == (
-        T0 + 30 + offset, 10.0, {"pfc_rx_pause/3": PFC / 10})
+        T0 + 40, 10.0, {"pfc_rx_pause/3": PFC / 10})  # the last interval's, dated at its end

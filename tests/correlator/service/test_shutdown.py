@@ -5,7 +5,7 @@ import asyncio
 import json
 import threading
 
-from correlator.service import service as service_module
+from correlator import engine as engine_module
 from correlator.service.config import service_config_from
 from correlator.service.service import Service
 from tests.correlator.service.running import EXAMPLE, free_port
@@ -19,7 +19,7 @@ def test_a_stop_while_an_interval_is_attributed_still_publishes_and_logs_it(tmp_
         "service": {"listen": "127.0.0.1:0"},
         "sflow": {"listen": f"127.0.0.1:{free_port()}"},
         "attribution": {"interval_s": 0.2, "log": str(log)}}, "test", {})
-    attribute, close_interval = service_module.attribute, Service._close_interval
+    attribute, close_interval = engine_module.attribute, Service._close_interval
     shutting_down = threading.Event()
 
     async def run() -> Service:
@@ -37,7 +37,7 @@ def test_a_stop_while_an_interval_is_attributed_still_publishes_and_logs_it(tmp_
             shutting_down.set()
             await close_interval(self, now)
 
-        monkeypatch.setattr(service_module, "attribute", attribute_held)
+        monkeypatch.setattr(engine_module, "attribute", attribute_held)
         monkeypatch.setattr(Service, "_close_interval", close_interval_noted)
         service = Service(config)
         await service.run(stop)

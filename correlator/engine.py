@@ -1,0 +1,158 @@
+"""The interval engine: one attribution interval's cycle, the same for ``fabcorr run`` and
+every replay (counter readings to rates, sFlow counter samples, attribution, hotspots, the
+published :class:`~correlator.view.View`).
+
+The engine is handed values and times and never reads a clock or a socket: the service
+feeds it the collector's readings as they come and every interval the receiver closes; a
+replay feeds it a saved run in time order. A saved run and the live service therefore give
+the same numbers for the same input.
+
+Counter readings are tracked per source: telemetry (gNMI, SNMP, NETCONF) and the sFlow
+counter samples of one port are two series. A port's rates for an interval are its
+telemetry's, averaged over the readings that arrived in the interval
+(:class:`~correlator.collect.rates.RateWindow`), else the last ones it had, else those of
+its sFlow counter samples.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+import threading
+from collections import Counter
+from collections.abc import Iterable, Mapping
+
+from correlator.attribution.accumulate import Interval
+from correlator.attribution.attribute import attribute
+from correlator.attribution.hotspots import Hotspot, HotspotTracker, Thresholds
+from correlator.collect.collector import Health
+from correlator.collect.rates import RateConfig, Rates, RateTracker, RateWindow
+from correlator.sflow.accounting import Totals
+from correlator.sflow.records import CounterSample, InterfaceCounters
+from correlator.view import View
+from inventory.counters import PortCounters
+from topology.graph import FabricGraph
+from topology.schema import port_id
+
+__all__ = ["Engine", "interface_reading"]
+
+_log = logging.getLogger(__name__)
+TELEMETRY, SFLOW = "telemetry", "sflow"
+
+
+def interface_reading(switch: str, port: str, at: float, counters: InterfaceCounters
+                      ) -> PortCounters:
+    """A port reading from an sFlow generic interface counters record.
+
+    >>> c = InterfaceCounters(5, 6, 10**11, 1, 3, 1000, 7, 1, 2, 0, 0, 0, 500, 4, 0, 0, 3, 0, 0)
+    >>> r = interface_reading("leaf01", "Ethernet5", 10.0, c)
+    >>> r.values["in_octets"], r.values["in_pkts"], r.bits["in_pkts"], r.oper_status
+    (1000, 10, 32, 'up')
+    """
+    values = {"in_octets": counters.in_octets, "out_octets": counters.out_octets,
+              "in_pkts": counters.in_ucast + counters.in_mcast + counters.in_bcast,
+              "out_pkts": counters.out_ucast + counters.out_mcast + counters.out_bcast,
+              "in_discards": counters.in_discards, "out_discards": counters.out_discards,
+              "in_errors": counters.in_errors, "out_errors": counters.out_errors}
+    narrow = dict.fromkeys(("in_discards", "out_discards", "in_errors", "out_errors"), 32)
+    # a sum of three Counter32s wraps where none of them says: keep it out of 64-bit math
+    narrow |= {"in_pkts": 32, "out_pkts": 32}
+    return PortCounters(switch, port, at, values, narrow,
+                        oper_status="up" if counters.oper_up else "down",
+                        speed_bps=counters.speed or None)
+
+
+class Engine:
+    """Rates, attribution and hotspots, interval after interval.
+
+    ``telemetry_interval_s`` is how often counters are read (it bounds a reading gap);
+    ``ended_kept`` how many recent ended hotspots a view lists (None: all); ``started``
+    goes into every view. :meth:`readings` may be called from another thread than
+    :meth:`close`; calls of :meth:`close` must not overlap.
+    """
+
+    def __init__(self, telemetry_interval_s: float = 10.0, top_pods: int = 10,
+                 thresholds: Thresholds | None = None, ended_kept: int | None = None,
+                 started: float = 0.0) -> None:
+        self.top_pods, self.ended_kept, self.started = top_pods, ended_kept, started
+        self.tracker = HotspotTracker(thresholds)
+        self.totals = Totals()  # received since the start
+        self._config = RateConfig(interval_s=telemetry_interval_s)
+        self._trackers: dict[tuple[str, str, str], RateTracker] = {}
+        self._telemetry: dict[str, Rates] = {}  # port ID -> rates of the last interval
+        self._sflow: dict[str, Rates] = {}  # port ID -> rates from sFlow counter samples
+        self._windows: dict[str, RateWindow] = {}  # port ID -> this interval's so far
+        self._lock = threading.Lock()  # readings arrive while an interval is closed
+
+    @property
+    def rates(self) -> dict[str, Rates]:
+        """Every port's latest rates (port ID): telemetry's where there are any."""
+        return {**self._sflow, **self._telemetry}
+
+    @property
+    def hotspots(self) -> tuple[Hotspot, ...]:
+        """Every hotspot so far: the ended ones in the order they ended, then the active."""
+        active = sorted(self.tracker.active.values(),
+                        key=lambda h: (h.start, h.port, h.direction))
+        return (*self.tracker.ended, *active)
+
+    def readings(self, readings: Iterable[PortCounters]) -> None:
+        """Telemetry counter readings (one port's in time order), summed into the
+        interval in progress."""
+        for reading in readings:
+            rates = self._rate(TELEMETRY, reading)
+            if rates is not None:
+                with self._lock:
+                    port = port_id(reading.switch, reading.port)
+                    self._windows.setdefault(port, RateWindow()).add(rates)
+
+    def close(self, fabric: FabricGraph, interval: Interval, totals: Totals,
+              health: Mapping[str, Health] | None = None) -> View:
+        """Attribute ``interval`` (received: ``totals``) on ``fabric``, judge hotspots, and
+        return the view to publish."""
+        self._sflow_counters(fabric, interval)
+        self._interval_rates(interval.end)
+        rates = self.rates
+        result = attribute(fabric, interval, rates, self.top_pods)
+        active = self.tracker.update(result, rates)
+        self.totals.add(totals)
+        ended = self.tracker.ended
+        kept = ended if self.ended_kept is None else ended[max(0, len(ended) - self.ended_kept):]
+        return View(fabric, result, rates, tuple(active), tuple(kept), dict(health or {}),
+                    _copy(self.totals), started=self.started, ready=True)
+
+    def _interval_rates(self, at: float) -> None:
+        """Each port's telemetry rates over the interval that ends ``at`` (ports without
+        readings in it keep their last ones)."""
+        with self._lock:
+            windows, self._windows = self._windows, {}
+        for port, window in windows.items():
+            rates = window.rates(at)
+            if rates is not None:
+                self._telemetry[port] = rates
+
+    def _sflow_counters(self, fabric: FabricGraph, interval: Interval) -> None:
+        """Rates from the interval's sFlow counter samples, in the order they arrived."""
+        for agent, at, sample in sorted(interval.counters, key=lambda c: c[1]):
+            if not isinstance(sample, CounterSample) or sample.interface is None:
+                continue
+            port = fabric.indexes.port_for_sample(agent, sample.interface.ifindex)
+            if port is None:
+                continue
+            attrs = fabric.attrs(port)
+            rates = self._rate(SFLOW, interface_reading(attrs["switch"], attrs["name"], at,
+                                                        sample.interface))
+            if rates is not None:
+                self._sflow[port] = rates
+
+    def _rate(self, source: str, reading: PortCounters) -> Rates | None:
+        key = (source, reading.switch, reading.port)
+        tracker = self._trackers.get(key)
+        if tracker is None:
+            tracker = self._trackers[key] = RateTracker(self._config)
+        return tracker.update(reading)
+
+
+def _copy(totals: Totals) -> Totals:
+    return dataclasses.replace(totals, samples=Counter(totals.samples),
+                               rejects=Counter(totals.rejects))
