@@ -1,6 +1,7 @@
 """The interval engine: one attribution interval's cycle, the same for ``fabcorr run`` and
-every replay (counter readings to rates, sFlow counter samples, attribution, hotspots, the
-published :class:`~correlator.view.View`).
+every replay (counter readings to rates, sFlow counter samples, attribution with its check
+of the counters against the samples, hotspots, the published
+:class:`~correlator.view.View`).
 
 The engine is handed values and times and never reads a clock or a socket: the service
 feeds it the collector's readings as they come and every interval the receiver closes; a
@@ -23,7 +24,7 @@ from collections import Counter
 from collections.abc import Iterable, Mapping
 
 from correlator.attribution.accumulate import Interval
-from correlator.attribution.attribute import attribute
+from correlator.attribution.attribute import OUTSIDE, Attribution, attribute
 from correlator.attribution.hotspots import Hotspot, HotspotTracker, Thresholds
 from correlator.collect.collector import Health
 from correlator.collect.rates import RateConfig, Rates, RateTracker, RateWindow
@@ -32,7 +33,7 @@ from correlator.sflow.records import CounterSample, InterfaceCounters
 from correlator.view import View
 from inventory.counters import PortCounters
 from topology.graph import FabricGraph
-from topology.schema import port_id
+from topology.schema import id_name, port_id
 
 __all__ = ["Engine", "interface_reading"]
 
@@ -114,6 +115,7 @@ class Engine:
         self._interval_rates(interval.end)
         rates = self.rates
         result = attribute(fabric, interval, rates, self.top_pods)
+        _log_mismatches(result)
         active = self.tracker.update(result, rates)
         self.totals.add(totals)
         ended = self.tracker.ended
@@ -151,6 +153,18 @@ class Engine:
         if tracker is None:
             tracker = self._trackers[key] = RateTracker(self._config)
         return tracker.update(reading)
+
+
+def _log_mismatches(result: Attribution) -> None:
+    """One line per interval naming the link directions whose counters the samples
+    contradict (their bytes are the sampled estimate)."""
+    outside = [link for link in result.links if link.counter_check == OUTSIDE]
+    if outside:
+        _log.warning("counter bytes outside the sampled estimate's 95%% bound, the estimate "
+                     "used, interval %.3f: %s", result.start, ", ".join(
+                         f"{id_name(link.port)} {link.direction} counters "
+                         f"{link.counter_bytes:.0f} B, sampled {link.estimated_bytes:.0f} B "
+                         f"({link.samples} samples)" for link in outside))
 
 
 def _copy(totals: Totals) -> Totals:

@@ -34,8 +34,8 @@ class ReplayConfig:
 
     interval_s: float = 10.0
     top_pods: int = 10
-    telemetry_interval_s: float | None = None  # how often counters were read: interval_s
     thresholds: Thresholds = field(default_factory=Thresholds)
+    telemetry_interval_s: float | None = None  # how often counters were read: interval_s
 
 
 @dataclass(frozen=True, slots=True)

@@ -10,15 +10,20 @@ reverse direction slows down.
 A port with counters but no samples still gets its :class:`LinkTraffic`, which says
 ``no samples``; samples of a port the topology does not know are counted in
 :attr:`Attribution.unknown_ports`.
+
+Counter bytes are checked against the samples (:func:`counter_check`): where they lie
+outside the sampled estimate's 95 % bound, the counters are not trusted for that
+interval and the shares apportion the estimate, with its own interval.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from correlator.attribution.accumulate import IN, Interval
-from correlator.attribution.estimate import Share, Sums, shares
+from correlator.attribution.estimate import Z95, Share, Sums, shares
 from correlator.collect.rates import Rates
 from correlator.sflow.records import address_text
 from topology.footprint import Owner, owners
@@ -28,14 +33,21 @@ UNATTRIBUTED = "unattributed"
 NO_JOB, NO_TENANT = "no-job", "no-tenant"  # a known pod that belongs to none
 _NOBODY = Owner(UNATTRIBUTED, UNATTRIBUTED, UNATTRIBUTED)
 CNP = "roce-cnp"
+CHECKED, OUTSIDE = "ok", "outside"  # LinkTraffic.counter_check, "" when not checked
+MIN_CHECK_SAMPLES = 30
+"""Fewer samples than this and the estimate's normal bound is not trusted to judge the
+counters."""
 
 
 @dataclass(frozen=True, slots=True)
 class LinkTraffic:
     """One direction of one port over one interval (``in``: what the port received).
 
-    ``counter_bytes`` are the exact bytes from the port counters (``None`` without
-    them); shares apportion them. ``pods`` is cut to the top K plus ``other``.
+    ``counter_bytes`` are the bytes from the port counters (``None`` without them);
+    shares apportion them, unless ``counter_check`` is ``outside``: then the counters
+    contradict the samples and shares give the sampled estimate (``exact`` False).
+    ``counter_check`` is ``ok`` when the counters were checked and agree, empty when not
+    checked. ``pods`` is cut to the top K plus ``other``.
     """
 
     port: str
@@ -53,6 +65,7 @@ class LinkTraffic:
     pairs: tuple[Share, ...]
     traffic: dict[str, int]
     throttled: tuple[Share, ...]
+    counter_check: str = ""
 
     @property
     def status(self) -> str:
@@ -77,6 +90,7 @@ class _Groups:
 
     samples: int = 0
     estimated: float = 0.0
+    variance: float = 0.0
     tenants: dict[str, list[float]] = field(default_factory=dict)
     jobs: dict[str, list[float]] = field(default_factory=dict)
     pods: dict[str, list[float]] = field(default_factory=dict)
@@ -139,6 +153,7 @@ def _add(group: _Groups, sums: tuple[int, int, int, int], sender: Owner, receive
     samples = sums[0]
     group.samples += samples
     group.estimated += sums[1]
+    group.variance += sums[3]
     for table, name in ((group.tenants, sender.tenant), (group.jobs, sender.job),
                         (group.pods, sender.pod),
                         (group.pairs, f"{sender.job} -> {receiver.job}")):
@@ -162,9 +177,11 @@ def _sum(table: dict[str, list[float]], name: str, sums: tuple[int, int, int, in
 def _link(fabric: FabricGraph, port: str, direction: str, group: _Groups, interval: Interval,
           rates: Rates | None, top_pods: int) -> LinkTraffic:
     counter_bytes, utilization = _exact(rates, direction, interval.seconds)
+    check = counter_check(counter_bytes, group.samples, group.estimated, group.variance)
 
     def ranked(table: dict[str, list[float]], top: int | None = None,
-               exact: float | None = counter_bytes) -> tuple[Share, ...]:
+               exact: float | None = None if check == OUTSIDE else counter_bytes
+               ) -> tuple[Share, ...]:
         sums: dict[str, Sums] = {k: (int(v[0]), v[1], v[2], v[3]) for k, v in table.items()}
         return shares(sums, exact, top) if sums else ()
 
@@ -173,7 +190,27 @@ def _link(fabric: FabricGraph, port: str, direction: str, group: _Groups, interv
                        interval.seconds, group.samples, group.estimated, counter_bytes,
                        utilization, ranked(group.tenants), ranked(group.jobs),
                        ranked(group.pods, top_pods), ranked(group.pairs),
-                       dict(sorted(group.traffic.items())), throttled)
+                       dict(sorted(group.traffic.items())), throttled, check)
+
+
+def counter_check(counter_bytes: float | None, samples: int, estimated: float,
+                  variance: float) -> str:
+    """Whether a direction's counter bytes agree with its samples: ``outside`` when they
+    lie beyond ``estimated ± 1.96·sqrt(variance)`` (the sampled estimate's 95 % bound),
+    ``ok`` inside it, ``""`` without counters or with fewer than
+    :data:`MIN_CHECK_SAMPLES` samples.
+
+    An estimate of 900 B with a variance of 2,500 B² has the bound 900 ± 97.998 B
+    (1.96 x 50):
+
+    >>> counter_check(997.9, 30, 900.0, 2500.0), counter_check(998.0, 30, 900.0, 2500.0)
+    ('ok', 'outside')
+    >>> counter_check(999.0, 29, 900.0, 2500.0), counter_check(None, 30, 900.0, 2500.0)
+    ('', '')
+    """
+    if counter_bytes is None or samples < MIN_CHECK_SAMPLES:
+        return ""
+    return OUTSIDE if abs(counter_bytes - estimated) > Z95 * math.sqrt(variance) else CHECKED
 
 
 def _exact(rates: Rates | None, direction: str, seconds: float

@@ -23,7 +23,7 @@ from collections.abc import Callable, Iterator
 from prometheus_client import CollectorRegistry, generate_latest
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
 
-from correlator.attribution.attribute import LinkTraffic
+from correlator.attribution.attribute import OUTSIDE, LinkTraffic
 from correlator.attribution.hotspots import cable_direction
 from correlator.collect.rates import Rates
 from correlator.service.traffic import fabric_totals, plain
@@ -48,6 +48,11 @@ METRICS: dict[str, tuple[str, tuple[str, ...], str]] = {
         "gauge", LINK,
         "discarded packets/s (in: in_discards; out: out_discards + queue drops); absent when 0"),
     "fabcorr_link_samples": ("gauge", LINK, "sFlow samples of the direction, last interval"),
+    "fabcorr_link_counter_mismatch": (
+        "gauge", LINK,
+        "1 when the direction's counter bytes lay outside the sampled estimate's 95% bound "
+        "last interval (its bytes are then the estimate), 0 when inside; absent when not "
+        "checked (no counters, or under 30 samples)"),
     "fabcorr_link_tenant_bytes_per_second": (
         "gauge", (*LINK, "tenant"), "bytes/s of the tenant's senders, apportioned"),
     "fabcorr_link_tenant_share_ratio": (
@@ -222,6 +227,9 @@ def _attribution(fabric: FabricGraph, places: dict[str, tuple[str, str, str, int
             continue
         labels = [place[0], place[1], direction]
         f["fabcorr_link_samples"].add_metric(labels, link.samples)
+        if link.counter_check:
+            f["fabcorr_link_counter_mismatch"].add_metric(
+                labels, 1.0 if link.counter_check == OUTSIDE else 0.0)
         _shares(link, labels, seconds, f)
         for share in link.jobs:
             f["fabcorr_link_job_bytes_per_second"].add_metric(
