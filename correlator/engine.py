@@ -116,12 +116,17 @@ class Engine:
         rates = self.rates
         result = attribute(fabric, interval, rates, self.top_pods)
         _log_mismatches(result)
-        active = self.tracker.update(result, rates)
+        active = self.judge(result, rates)
         self.totals.add(totals)
         ended = self.tracker.ended
         kept = ended if self.ended_kept is None else ended[max(0, len(ended) - self.ended_kept):]
         return View(fabric, result, rates, tuple(active), tuple(kept), dict(health or {}),
                     _copy(self.totals), started=self.started, ready=True)
+
+    def judge(self, result: Attribution, rates: Mapping[str, Rates]) -> list[Hotspot]:
+        """Follow hotspots over one more attributed interval (attributed here, or read
+        back from an attribution log) with its ports' ``rates``; the active ones."""
+        return self.tracker.update(result, rates)
 
     def _interval_rates(self, at: float) -> None:
         """Each port's telemetry rates over the interval that ends ``at`` (ports without

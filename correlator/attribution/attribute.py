@@ -13,7 +13,8 @@ A port with counters but no samples still gets its :class:`LinkTraffic`, which s
 
 Counter bytes are checked against the samples (:func:`counter_check`): where they lie
 outside the sampled estimate's 95 % bound, the counters are not trusted for that
-interval and the shares apportion the estimate, with its own interval.
+interval: a group's bytes are the sampled estimate, within the hull of the estimate's own
+95 % interval and the interval apportioned from the counters.
 """
 
 from __future__ import annotations
@@ -45,7 +46,8 @@ class LinkTraffic:
 
     ``counter_bytes`` are the bytes from the port counters (``None`` without them);
     shares apportion them, unless ``counter_check`` is ``outside``: then the counters
-    contradict the samples and shares give the sampled estimate (``exact`` False).
+    contradict the samples and shares give the sampled estimate (``exact`` False) within
+    the hull of its interval and the counters'.
     ``counter_check`` is ``ok`` when the counters were checked and agree, empty when not
     checked. ``pods`` is cut to the top K plus ``other``.
     """
@@ -180,10 +182,13 @@ def _link(fabric: FabricGraph, port: str, direction: str, group: _Groups, interv
     check = counter_check(counter_bytes, group.samples, group.estimated, group.variance)
 
     def ranked(table: dict[str, list[float]], top: int | None = None,
-               exact: float | None = None if check == OUTSIDE else counter_bytes
-               ) -> tuple[Share, ...]:
+               exact: float | None = counter_bytes) -> tuple[Share, ...]:
         sums: dict[str, Sums] = {k: (int(v[0]), v[1], v[2], v[3]) for k, v in table.items()}
-        return shares(sums, exact, top) if sums else ()
+        if not sums:
+            return ()
+        if exact is not None and check == OUTSIDE:
+            return _disputed(shares(sums, None, top), shares(sums, exact, top))
+        return shares(sums, exact, top)
 
     throttled = ranked(group.throttled, exact=None)  # shares among the CNPs only
     return LinkTraffic(port, direction, fabric.peer(port) or "", interval.start,
@@ -191,6 +196,15 @@ def _link(fabric: FabricGraph, port: str, direction: str, group: _Groups, interv
                        utilization, ranked(group.tenants), ranked(group.jobs),
                        ranked(group.pods, top_pods), ranked(group.pairs),
                        dict(sorted(group.traffic.items())), throttled, check)
+
+
+def _disputed(estimated: tuple[Share, ...], counted: tuple[Share, ...]
+              ) -> tuple[Share, ...]:
+    """Shares of a direction whose counters the samples contradict: the sampled estimate,
+    within the hull of its own 95 % interval and the one apportioned from the counters
+    (either may be the wrong one: stale counters, or an unlucky sample)."""
+    return tuple(e._replace(low=min(e.low, c.low), high=max(e.high, c.high))
+                 for e, c in zip(estimated, counted, strict=True))
 
 
 def counter_check(counter_bytes: float | None, samples: int, estimated: float,

@@ -26,13 +26,14 @@ from typing import Any
 
 from correlator.attribution.attribute import Attribution, LinkTraffic
 from correlator.attribution.estimate import Share
-from correlator.attribution.hotspots import HotspotTracker, Thresholds
+from correlator.attribution.hotspots import Thresholds
 from correlator.cli.cells import link_name
 from correlator.cli.options import add_format, add_snapshot
 from correlator.cli.printers import Block, Fields, Table, emit
 from correlator.cli.status import ExitStatus
 from correlator.collect.rates import Rates
 from correlator.data import to_data
+from correlator.engine import Engine
 from inventory.errors import ConfigError
 from inventory.factfile import write_facts
 from simulator.generator import FabricSpec, generate_facts
@@ -161,10 +162,10 @@ def score_limits(limits: Thresholds) -> Limits:
 
 def recompute_hotspots(attributions: Iterable[Mapping[str, Any]],
                        limits: Thresholds | None = None) -> list[dict[str, Any]]:
-    """The hotspots fabcorr's tracker finds over logged intervals (in time order), judged
+    """The hotspots the interval engine finds over logged intervals (in time order), judged
     on the utilization they logged (the log keeps no PFC, ECN or discard rates): ended,
     then active."""
-    tracker = HotspotTracker(limits)
+    engine = Engine(thresholds=limits)
     for data in sorted(attributions, key=lambda a: a["start"]):
         links = tuple(_link(link) for link in data["links"])
         utilization: dict[str, dict[str, float | None]] = {}
@@ -173,8 +174,8 @@ def recompute_hotspots(attributions: Iterable[Mapping[str, Any]],
         rates = {port: Rates("", "", data["start"] + data["seconds"], data["seconds"], {}, {},
                              in_utilization=found.get("in"), out_utilization=found.get("out"))
                  for port, found in utilization.items()}
-        tracker.update(Attribution(data["start"], data["seconds"], links, {}, 0), rates)
-    return to_data([*tracker.ended, *tracker.active.values()])
+        engine.judge(Attribution(data["start"], data["seconds"], links, {}, 0), rates)
+    return to_data([*engine.tracker.ended, *engine.tracker.active.values()])
 
 
 def _link(data: Mapping[str, Any]) -> LinkTraffic:

@@ -48,7 +48,7 @@ METRICS: dict[str, tuple[str, tuple[str, ...], str]] = {
         "gauge", LINK,
         "discarded packets/s (in: in_discards; out: out_discards + queue drops); absent when 0"),
     "fabcorr_link_samples": ("gauge", LINK, "sFlow samples of the direction, last interval"),
-    "fabcorr_link_counter_mismatch": (
+    "fabcorr_link_bytes_mismatch": (
         "gauge", LINK,
         "1 when the direction's counter bytes lay outside the sampled estimate's 95% bound "
         "last interval (its bytes are then the estimate), 0 when inside; absent when not "
@@ -228,7 +228,7 @@ def _attribution(fabric: FabricGraph, places: dict[str, tuple[str, str, str, int
         labels = [place[0], place[1], direction]
         f["fabcorr_link_samples"].add_metric(labels, link.samples)
         if link.counter_check:
-            f["fabcorr_link_counter_mismatch"].add_metric(
+            f["fabcorr_link_bytes_mismatch"].add_metric(
                 labels, 1.0 if link.counter_check == OUTSIDE else 0.0)
         _shares(link, labels, seconds, f)
         for share in link.jobs:

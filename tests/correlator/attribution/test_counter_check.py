@@ -59,9 +59,19 @@ def test_counters_just_inside_the_bound_are_trusted_just_outside_not(fabric, cou
     assert a.exact is (check == "ok")
     expected = 0.75 * counter_bytes if check == "ok" else 30 * FRAME * 1000
     assert a.bytes == pytest.approx(expected)
+    counted_low = 0.598060 * counter_bytes  # Wilson's, wider below than the ratio's
+    estimated_low = 30 * FRAME * 1000 - Z * math.sqrt(30) * FRAME * 1000
+    assert a.low == pytest.approx(
+        min(counted_low, estimated_low) if check == "outside" else counted_low, rel=1e-6)
 
 
-def test_counters_outside_give_way_to_the_estimate_with_its_own_interval(fabric):
+def test_counters_outside_give_way_to_the_estimate_within_both_intervals(fabric):
+    """Either the counters or the sample may be wrong: the bytes are the estimate, within
+    the hull of its own interval (estimate ± 1.96 x its standard error) and the one
+    apportioned from the counters (share bounds x 2e10). Share bounds, equal frames:
+    a (30 of 40) ratio 0.75 ± 0.134190 is wider above than Wilson's [0.598060, 0.858129];
+    b (10 of 40) Wilson's [0.141871, 0.401940] is wider above than the ratio's 0.25 ± 0.134190.
+    """
     link = _uplink(fabric, 2e10)  # 120 times the estimate: stale, or another port's
     assert (link.counter_check, link.counter_bytes, link.estimated_bytes) == (
         "outside", 2e10, ESTIMATE)
@@ -69,11 +79,16 @@ def test_counters_outside_give_way_to_the_estimate_with_its_own_interval(fabric)
     margin_a = Z * math.sqrt(30) * FRAME * 1000  # 1.96 x the standard error of a's bytes
     margin_b = Z * math.sqrt(10) * FRAME * 1000
     assert (a.name, a.bytes, a.exact) == ("tenant:a", 30 * FRAME * 1000, False)
-    assert (a.low, a.high) == pytest.approx((30 * FRAME * 1000 - margin_a,
-                                             30 * FRAME * 1000 + margin_a))
+    assert (a.low, a.high) == pytest.approx((30 * FRAME * 1000 - margin_a, 0.884190 * 2e10),
+                                            rel=1e-6)
     assert (b.name, b.bytes, b.exact) == ("tenant:b", 10 * FRAME * 1000, False)
-    assert (b.low, b.high) == pytest.approx((10 * FRAME * 1000 - margin_b,
-                                             10 * FRAME * 1000 + margin_b))
+    assert (b.low, b.high) == pytest.approx((10 * FRAME * 1000 - margin_b, 0.401940 * 2e10),
+                                            rel=1e-6)
+    low = _uplink(fabric, 1e6)  # far below: the counters' interval is the lower one
+    a = low.tenants[0]
+    assert (low.counter_check, a.bytes) == ("outside", 30 * FRAME * 1000)
+    assert (a.low, a.high) == pytest.approx((0.598060 * 1e6, 30 * FRAME * 1000 + margin_a),
+                                            rel=1e-6)
     assert to_data(link)["counter_check"] == "outside"  # the API and the attribution log
 
 
@@ -93,13 +108,13 @@ def test_the_metric_says_which_directions_disagree(fabric):
         "leaf01", "Ethernet3", T0 + 10, 10.0, {"out_octets": 2e9}, {})})
     text = Exposition(lambda: View(fabric, result, ready=True)).render().decode()
     lines = [line for line in text.splitlines()
-             if line.startswith("fabcorr_link_counter_mismatch")]
-    assert lines == ['fabcorr_link_counter_mismatch{direction="out",port="Ethernet3",'
+             if line.startswith("fabcorr_link_bytes_mismatch")]
+    assert lines == ['fabcorr_link_bytes_mismatch{direction="out",port="Ethernet3",'
                      'switch="leaf01"} 1.0']
     agreeing = attribute(fabric, _interval(), {UPLINK: Rates(
         "leaf01", "Ethernet3", T0 + 10, 10.0, {"out_octets": ESTIMATE / 10}, {})})
     text = Exposition(lambda: View(fabric, agreeing, ready=True)).render().decode()
-    assert re.findall(r"^fabcorr_link_counter_mismatch\{.*\} (\S+)$", text, re.M) == ["0.0"]
+    assert re.findall(r"^fabcorr_link_bytes_mismatch\{.*\} (\S+)$", text, re.M) == ["0.0"]
 
 
 def test_the_engine_logs_the_port_once_per_interval(fabric, caplog):
