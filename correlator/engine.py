@@ -10,9 +10,14 @@ the same numbers for the same input.
 
 Counter readings are tracked per source: telemetry (gNMI, SNMP, NETCONF) and the sFlow
 counter samples of one port are two series. A port's rates for an interval are its
-telemetry's, averaged over the readings that arrived in the interval
-(:class:`~correlator.collect.rates.RateWindow`), else the last ones it had, else those of
-its sFlow counter samples.
+telemetry's over exactly that interval: each counter's increase between its values
+interpolated at the interval's start and end (:mod:`~correlator.collect.interval_rates`),
+whenever the readings were taken and however stale the agent's counters were; so summed
+over intervals the counters' bytes are all of their increase. That needs a reading after
+the interval's end: the caller closes an interval once :meth:`Engine.covered` says every
+port has one, or after :attr:`Engine.counter_wait_s` (then the ports still behind have no
+telemetry rates for it). A port without telemetry has the rates of its latest sFlow
+counter samples.
 """
 
 from __future__ import annotations
@@ -27,18 +32,18 @@ from correlator.attribution.accumulate import Interval
 from correlator.attribution.attribute import OUTSIDE, Attribution, attribute
 from correlator.attribution.hotspots import Hotspot, HotspotTracker, Thresholds
 from correlator.collect.collector import Health
-from correlator.collect.rates import RateConfig, Rates, RateTracker, RateWindow
+from correlator.collect.interval_rates import IntervalRates
+from correlator.collect.rates import RateConfig, Rates, RateTracker
 from correlator.sflow.accounting import Totals
 from correlator.sflow.records import CounterSample, InterfaceCounters
 from correlator.view import View
 from inventory.counters import PortCounters
 from topology.graph import FabricGraph
-from topology.schema import id_name, port_id
+from topology.schema import id_name
 
 __all__ = ["Engine", "interface_reading"]
 
 _log = logging.getLogger(__name__)
-TELEMETRY, SFLOW = "telemetry", "sflow"
 
 
 def interface_reading(switch: str, port: str, at: float, counters: InterfaceCounters
@@ -66,10 +71,10 @@ def interface_reading(switch: str, port: str, at: float, counters: InterfaceCoun
 class Engine:
     """Rates, attribution and hotspots, interval after interval.
 
-    ``telemetry_interval_s`` is how often counters are read (it bounds a reading gap);
-    ``ended_kept`` how many recent ended hotspots a view lists (None: all); ``started``
-    goes into every view. :meth:`readings` may be called from another thread than
-    :meth:`close`; calls of :meth:`close` must not overlap.
+    ``telemetry_interval_s`` is how often counters are read (an interval waits at most two
+    of them for the readings after its end); ``ended_kept`` how many recent ended hotspots
+    a view lists (None: all); ``started`` goes into every view. :meth:`readings` may be
+    called from another thread than :meth:`close`; calls of :meth:`close` must not overlap.
     """
 
     def __init__(self, telemetry_interval_s: float = 10.0, top_pods: int = 10,
@@ -78,11 +83,12 @@ class Engine:
         self.top_pods, self.ended_kept, self.started = top_pods, ended_kept, started
         self.tracker = HotspotTracker(thresholds)
         self.totals = Totals()  # received since the start
+        self.telemetry_interval_s = telemetry_interval_s
         self._config = RateConfig(interval_s=telemetry_interval_s)
-        self._trackers: dict[tuple[str, str, str], RateTracker] = {}
+        self._trackers: dict[str, RateTracker] = {}  # port ID -> its sFlow counter samples
+        self._counters = IntervalRates()  # telemetry
         self._telemetry: dict[str, Rates] = {}  # port ID -> rates of the last interval
         self._sflow: dict[str, Rates] = {}  # port ID -> rates from sFlow counter samples
-        self._windows: dict[str, RateWindow] = {}  # port ID -> this interval's so far
         self._lock = threading.Lock()  # readings arrive while an interval is closed
 
     @property
@@ -97,22 +103,30 @@ class Engine:
                         key=lambda h: (h.start, h.port, h.direction))
         return (*self.tracker.ended, *active)
 
+    @property
+    def counter_wait_s(self) -> float:
+        """How long after its end an interval waits for the counter readings past it."""
+        return 2 * self.telemetry_interval_s
+
     def readings(self, readings: Iterable[PortCounters]) -> None:
-        """Telemetry counter readings (one port's in time order), summed into the
-        interval in progress."""
-        for reading in readings:
-            rates = self._rate(TELEMETRY, reading)
-            if rates is not None:
-                with self._lock:
-                    port = port_id(reading.switch, reading.port)
-                    self._windows.setdefault(port, RateWindow()).add(rates)
+        """Telemetry counter readings (one port's in time order)."""
+        with self._lock:
+            for reading in readings:
+                self._counters.add(reading)
+
+    def covered(self, end: float) -> bool:
+        """Whether every port read in the last three telemetry periods before ``end`` has
+        a known counter value at or after it (an interval ending then can close)."""
+        with self._lock:
+            return self._counters.covered(end, since=end - 3 * self.telemetry_interval_s)
 
     def close(self, fabric: FabricGraph, interval: Interval, totals: Totals,
               health: Mapping[str, Health] | None = None) -> View:
         """Attribute ``interval`` (received: ``totals``) on ``fabric``, judge hotspots, and
         return the view to publish."""
         self._sflow_counters(fabric, interval)
-        self._interval_rates(interval.end)
+        with self._lock:
+            self._telemetry = self._counters.rates(interval.start, interval.end)
         rates = self.rates
         result = attribute(fabric, interval, rates, self.top_pods)
         _log_mismatches(result)
@@ -128,16 +142,6 @@ class Engine:
         back from an attribution log) with its ports' ``rates``; the active ones."""
         return self.tracker.update(result, rates)
 
-    def _interval_rates(self, at: float) -> None:
-        """Each port's telemetry rates over the interval that ends ``at`` (ports without
-        readings in it keep their last ones)."""
-        with self._lock:
-            windows, self._windows = self._windows, {}
-        for port, window in windows.items():
-            rates = window.rates(at)
-            if rates is not None:
-                self._telemetry[port] = rates
-
     def _sflow_counters(self, fabric: FabricGraph, interval: Interval) -> None:
         """Rates from the interval's sFlow counter samples, in the order they arrived."""
         for agent, at, sample in sorted(interval.counters, key=lambda c: c[1]):
@@ -147,17 +151,13 @@ class Engine:
             if port is None:
                 continue
             attrs = fabric.attrs(port)
-            rates = self._rate(SFLOW, interface_reading(attrs["switch"], attrs["name"], at,
-                                                        sample.interface))
+            tracker = self._trackers.get(port)
+            if tracker is None:
+                tracker = self._trackers[port] = RateTracker(self._config)
+            rates = tracker.update(interface_reading(attrs["switch"], attrs["name"], at,
+                                                     sample.interface))
             if rates is not None:
                 self._sflow[port] = rates
-
-    def _rate(self, source: str, reading: PortCounters) -> Rates | None:
-        key = (source, reading.switch, reading.port)
-        tracker = self._trackers.get(key)
-        if tracker is None:
-            tracker = self._trackers[key] = RateTracker(self._config)
-        return tracker.update(reading)
 
 
 def _log_mismatches(result: Attribution) -> None:

@@ -66,7 +66,9 @@ def replay(fabric: FabricGraph, datagrams: Iterable[tuple[float, bytes]],
     def publish(closed: list[tuple[Interval, Totals]]) -> None:
         nonlocal extra
         for interval, totals in closed:
-            due = bisect.bisect_right(extra, interval.end, key=lambda r: r.at)
+            # what the service would have by the time it closes the interval
+            due = bisect.bisect_right(extra, interval.end + engine.counter_wait_s,
+                                      key=lambda r: r.at)
             engine.readings(extra[:due])
             extra = extra[due:]
             view = engine.close(fabric, interval, totals)

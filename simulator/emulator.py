@@ -70,7 +70,7 @@ class EmulatedFabric:
     """
 
     def __init__(self, model: TrafficModel, username: str = "fabcorr",
-                 password: str = "", snmp: Iterable[str] = (), snmp_refresh_s: float = 1.0,
+                 password: str = "", snmp: Iterable[str] = (), snmp_refresh_s: float = 3.0,
                  clock: Clock = time.time, sleep: Sleep = time.sleep) -> None:
         self.model = model
         over_snmp = set(snmp)

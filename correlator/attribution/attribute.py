@@ -180,6 +180,7 @@ def _link(fabric: FabricGraph, port: str, direction: str, group: _Groups, interv
           rates: Rates | None, top_pods: int) -> LinkTraffic:
     counter_bytes, utilization = _exact(rates, direction, interval.seconds)
     check = counter_check(counter_bytes, group.samples, group.estimated, group.variance)
+    known = _known(rates, direction, interval.seconds)
 
     def ranked(table: dict[str, list[float]], top: int | None = None,
                exact: float | None = counter_bytes) -> tuple[Share, ...]:
@@ -187,8 +188,9 @@ def _link(fabric: FabricGraph, port: str, direction: str, group: _Groups, interv
         if not sums:
             return ()
         if exact is not None and check == OUTSIDE:
-            return _disputed(shares(sums, None, top), shares(sums, exact, top))
-        return shares(sums, exact, top)
+            return _disputed(shares(sums, None, top), _within(shares(sums, exact, top), known))
+        return _within(shares(sums, exact, top), known) if exact is not None else \
+            shares(sums, exact, top)
 
     throttled = ranked(group.throttled, exact=None)  # shares among the CNPs only
     return LinkTraffic(port, direction, fabric.peer(port) or "", interval.start,
@@ -225,6 +227,25 @@ def counter_check(counter_bytes: float | None, samples: int, estimated: float,
     if counter_bytes is None or samples < MIN_CHECK_SAMPLES:
         return ""
     return OUTSIDE if abs(counter_bytes - estimated) > Z95 * math.sqrt(variance) else CHECKED
+
+
+def _within(found: tuple[Share, ...], known: tuple[float, float] | None
+            ) -> tuple[Share, ...]:
+    """Shares apportioned from counter bytes that are only known within ``known`` (the
+    counters read on either side of the interval's ends): each group's bounds stretched
+    from ``share_low`` of the least to ``share_high`` of the most."""
+    if known is None:
+        return found
+    return tuple(s._replace(low=min(s.low, s.share_low * known[0]),
+                            high=max(s.high, s.share_high * known[1])) for s in found)
+
+
+def _known(rates: Rates | None, direction: str, seconds: float
+           ) -> tuple[float, float] | None:
+    """The least and the most bytes the counters allow the direction in the interval."""
+    found = rates.ranges.get("in_octets" if direction == IN else "out_octets") \
+        if rates is not None else None
+    return (found[0] * seconds, found[1] * seconds) if found else None
 
 
 def _exact(rates: Rates | None, direction: str, seconds: float

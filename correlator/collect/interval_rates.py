@@ -5,8 +5,8 @@ Readings of a port (telemetry polls or streams, sFlow counter samples) feed one
 ``[start, end)`` are each counter's increase over that span by interpolation, divided by
 its length, so an interval gets the bytes of its own time, whenever the readings were
 taken. An interval is *covered* once every port read lately has a known value at or
-after its end (:meth:`IntervalRates.covered`); one asked for before that gets the ports
-that are covered, the others are left out (and listed in :attr:`Rates.skipped` of none).
+after its end (:meth:`IntervalRates.covered`); a port asked for before that is carried on
+at the rate of its last two known moments, and its rates say ``provisional``.
 
 A device reboot (uptime going back) or an operator clear restarts a port's counters: what
 they show next counts from zero, never as a wrap; an increase beyond what the port's speed
@@ -42,8 +42,10 @@ class IntervalRates:
     >>> r.covered(20.0), r.covered(21.0)
     (True, False)
     >>> rates = r.rates(10.0, 20.0)["port:leaf01/Ethernet1"]
-    >>> rates.per_second, rates.interval_s, rates.in_utilization
-    ({'in_octets': 1000.0}, 10.0, 1.0)
+    >>> rates.per_second, rates.interval_s, rates.in_utilization, rates.provisional
+    ({'in_octets': 1000.0}, 10.0, 1.0, False)
+    >>> r.rates(20.0, 30.0)["port:leaf01/Ethernet1"].provisional  # carried on past 20.5
+    True
     """
 
     def __init__(self, slack: float = 1.1) -> None:
@@ -83,21 +85,26 @@ class IntervalRates:
             if last is None or seconds <= 0:
                 continue
             per_second: dict[str, float] = {}
+            ranges: dict[str, tuple[float, float]] = {}
             skipped: dict[str, Skip] = {}
+            provisional = False
             for name, timeline in port.timelines.items():
-                increase = timeline.increase(start, end)
+                increase = timeline.increase(start, end, extrapolate=True)
                 if increase is None:
                     continue
+                provisional |= timeline.covered_until < end
                 limit = ceiling(name, last.speed_bps, seconds, self.slack)
                 if limit is not None and increase > limit:
                     skipped[name] = Skip.IMPLAUSIBLE
                 else:
                     per_second[name] = increase / seconds
+                    low, high = timeline.increase_bounds(start, end, extrapolate=True)
+                    ranges[name] = (low / seconds, high / seconds)
             if not per_second and not skipped:
                 continue
             speed = last.speed_bps or None
             found[key] = Rates(port.switch, port.port, end, seconds, per_second, skipped,
-                               speed_bps=speed,
+                               speed_bps=speed, provisional=provisional, ranges=ranges,
                                in_utilization=_utilization(per_second.get("in_octets"), speed),
                                out_utilization=_utilization(per_second.get("out_octets"),
                                                             speed))

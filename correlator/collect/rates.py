@@ -9,7 +9,7 @@ reset never shows up as a negative rate or as a spike.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from enum import StrEnum
 
 from inventory.counters import (
@@ -23,7 +23,7 @@ from inventory.counters import (
 )
 from inventory.errors import ConfigError
 
-__all__ = ["RateConfig", "RateTracker", "RateWindow", "Rates", "Skip", "ceiling"]
+__all__ = ["RateConfig", "RateTracker", "Rates", "Skip", "ceiling"]
 
 OCTET_COUNTERS = frozenset({"in_octets", "out_octets"})
 PACKET_COUNTERS = (frozenset(INTERFACE_COUNTERS) - OCTET_COUNTERS
@@ -80,7 +80,10 @@ class Rates:
     ``per_second`` holds every counter with a certain rate; ``skipped`` every other counter
     of the reading, with the reason. ``wrapped`` lists counters whose delta crossed a
     wrap; ``gone`` those of the previous reading missing from this one. Utilization
-    (0..1, from octets and ``speed_bps``) is None when either is unknown.
+    (0..1, from octets and ``speed_bps``) is None when either is unknown. ``provisional``:
+    carried on from earlier readings, none having come after the interval's end yet.
+    ``ranges``: per counter, the least and most per second the readings allow (a counter
+    known only between readings), when known.
     """
 
     switch: str
@@ -94,6 +97,8 @@ class Rates:
     speed_bps: int | None = None
     in_utilization: float | None = None
     out_utilization: float | None = None
+    provisional: bool = False
+    ranges: dict[str, tuple[float, float]] = field(default_factory=dict)
 
 
 def ceiling(name: str, speed_bps: int | None, seconds: float, slack: float = 1.1
@@ -234,44 +239,3 @@ def _utilization(octets_per_second: float | None, speed_bps: int | None) -> floa
     if octets_per_second is None or not speed_bps:
         return None
     return octets_per_second * 8 / speed_bps
-
-
-class RateWindow:
-    """Successive :class:`Rates` of one port over a longer window (an attribution
-    interval), averaged by the time each covers: short readings keep wraps and resets
-    visible, the window smooths when the counters happen to be read.
-
-    >>> w = RateWindow()
-    >>> w.add(Rates("leaf01", "Ethernet1", 11.0, 1.0, {"in_octets": 100.0}, {}, speed_bps=800))
-    >>> w.add(Rates("leaf01", "Ethernet1", 14.0, 3.0, {"in_octets": 20.0}, {}, speed_bps=800))
-    >>> r = w.rates(14.0)
-    >>> r.per_second, r.interval_s, r.in_utilization
-    ({'in_octets': 40.0}, 4.0, 0.4)
-    """
-
-    __slots__ = ("_last", "_seconds", "_sums")
-
-    def __init__(self) -> None:
-        self._sums: dict[str, float] = {}
-        self._seconds: dict[str, float] = {}
-        self._last: Rates | None = None
-
-    def add(self, rates: Rates) -> None:
-        span = rates.interval_s
-        for name, value in rates.per_second.items():
-            self._sums[name] = self._sums.get(name, 0.0) + value * span
-            self._seconds[name] = self._seconds.get(name, 0.0) + span
-        self._last = rates
-
-    def rates(self, at: float) -> Rates | None:
-        """The window's rates (None when nothing was added)."""
-        last = self._last
-        if last is None:
-            return None
-        per_second = {n: total / self._seconds[n] for n, total in self._sums.items()
-                      if self._seconds[n] > 0}
-        speed = last.speed_bps
-        return Rates(last.switch, last.port, at, max(self._seconds.values(), default=0.0),
-                     per_second, dict(last.skipped), speed_bps=speed,
-                     in_utilization=_utilization(per_second.get("in_octets"), speed),
-                     out_utilization=_utilization(per_second.get("out_octets"), speed))

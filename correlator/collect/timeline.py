@@ -48,6 +48,8 @@ class CounterTimeline:
     [(0.5, 0), (2.0, 300), (5.0, 600), (8.0, 900)]
     >>> t.increase(2.0, 5.0), t.increase(0.0, 3.0), t.increase(3.0, 8.0)
     (300.0, None, 500.0)
+    >>> t.increase_bounds(3.0, 8.0)  # from at most 600 at 3 s to exactly 900 at 8 s
+    (300.0, 600.0)
     >>> t.covered_until
     8.0
     """
@@ -128,9 +130,13 @@ class CounterTimeline:
         """The known (moment, unwrapped value) pairs, oldest first."""
         return [(t, int(v)) for t, v in zip(self.times, self.values, strict=True)]
 
-    def value_at(self, at: float) -> float | None:
-        """The interpolated value at ``at``; None outside the known moments."""
+    def value_at(self, at: float, extrapolate: bool = False) -> float | None:
+        """The interpolated value at ``at``; None outside the known moments, unless
+        ``extrapolate``: past the last one, at the rate between the last two."""
         times = self.times
+        if extrapolate and len(times) > 1 and at > times[-1]:
+            slope = (self.values[-1] - self.values[-2]) / (times[-1] - times[-2])
+            return self.values[-1] + slope * (at - times[-1])
         if not times or not times[0] <= at <= times[-1]:
             return None
         i = bisect.bisect_right(times, at)
@@ -140,7 +146,32 @@ class CounterTimeline:
         v0, v1 = self.values[i - 1], self.values[i]
         return v0 + (v1 - v0) * (at - t0) / (t1 - t0)
 
-    def increase(self, start: float, end: float) -> float | None:
-        """What the counter counted over ``[start, end)``; None unless both are known."""
-        first, last = self.value_at(start), self.value_at(end)
+    def bounds(self, at: float, extrapolate: bool = False) -> tuple[float, float] | None:
+        """Where the value at ``at`` surely lies, the counter never falling: between the
+        known moments around it (past the last one, with ``extrapolate``: from the last
+        value to twice what the last rate carries on)."""
+        times = self.times
+        if extrapolate and len(times) > 1 and at > times[-1]:
+            carried = self.value_at(at, extrapolate=True)
+            assert carried is not None
+            return self.values[-1], 2 * carried - self.values[-1]
+        if not times or not times[0] <= at <= times[-1]:
+            return None
+        i = bisect.bisect_left(times, at)
+        if times[i] == at:
+            return self.values[i], self.values[i]
+        return self.values[i - 1], self.values[i]
+
+    def increase_bounds(self, start: float, end: float, extrapolate: bool = False
+                        ) -> tuple[float, float] | None:
+        """The least and the most the counter can have counted over ``[start, end)``."""
+        first, last = self.bounds(start, extrapolate), self.bounds(end, extrapolate)
+        if first is None or last is None:
+            return None
+        return max(0.0, last[0] - first[1]), last[1] - first[0]
+
+    def increase(self, start: float, end: float, extrapolate: bool = False) -> float | None:
+        """What the counter counted over ``[start, end)``; None unless both are known (or,
+        with ``extrapolate``, can be carried on from the last two known moments)."""
+        first, last = self.value_at(start, extrapolate), self.value_at(end, extrapolate)
         return None if first is None or last is None else last - first

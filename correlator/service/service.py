@@ -209,12 +209,23 @@ class Service:
                 end = self._worker.end
             # a stop cancels this task: what it closed is published all the same
             # (_close_interval waits for it), never dropped half-way
-            self._publishing_task = asyncio.ensure_future(self._publish_all(closed))
+            self._publishing_task = asyncio.ensure_future(self._publish_all(closed, stop))
             await asyncio.shield(self._publishing_task)
 
-    async def _publish_all(self, closed: list[tuple[Interval, Totals]]) -> None:
+    async def _publish_all(self, closed: list[tuple[Interval, Totals]],
+                           stop: asyncio.Event) -> None:
         for interval, totals in closed:
+            await self._counters_past(interval.end, stop)
             await self._publish(interval, totals)
+
+    async def _counters_past(self, end: float, stop: asyncio.Event) -> None:
+        """Wait until every port's counters are known past ``end``: the engine's bounded
+        wait at most, and no longer once the service is stopping."""
+        deadline = end + self.engine.counter_wait_s
+        while not self.engine.covered(end) and not stop.is_set():
+            if await _sleep(stop, min(0.05, deadline - time.time())) or \
+                    time.time() >= deadline:
+                return
 
     def _closed(self, now: float) -> list[tuple[Interval, Totals]]:
         """The intervals ended by ``now``, once every datagram queued has been read."""

@@ -7,15 +7,19 @@ import json
 
 import pytest
 
+from correlator.attribution.accumulate import Accumulator
 from correlator.cli.sflow import read_capture
 from correlator.data import to_data
 from correlator.engine import Engine
 from correlator.replay import ReplayConfig, replay, replay_view
 from correlator.service.config import service_config_from
 from correlator.service.service import Service
+from correlator.sflow.accounting import Totals
 from correlator.sflow.receiver import Worker
 from inventory.counters import PortCounters
+from inventory.facts import FactSet
 from tests.correlator.service.example_view import SNAPSHOT, make_capture
+from topology.build import build_graph
 from topology.schema import port_id
 from topology.snapshot import load_snapshot
 
@@ -104,14 +108,22 @@ def test_the_service_and_a_replay_give_identical_attributions(datagrams, tmp_pat
     assert [link.counter_bytes for link in spine] == [pytest.approx(48e9 * INTERVAL_S)]
 
 
-def test_telemetry_rates_average_the_interval_and_sflow_counters_fill_in():
-    """Two readings 2 s and 3 s apart inside one interval: the port's rate is their
-    time-weighted mean, (2 s x 100 + 3 s x 200) / 5 s = 160 B/s."""
-    engine = Engine(telemetry_interval_s=2.0)
+def test_telemetry_rates_are_the_increase_over_exactly_the_interval():
+    """Readings at 8, 12 and 21 s of a counter counting steadily between them: [10, 20)
+    gets 200 of the 400 bytes of [8, 12) and 800 of the 900 of [12, 21), 100 B/s; it can
+    close once the reading after 20 s is in. The next interval, with no reading after its
+    end, is carried on at the last rate, provisionally."""
+    engine = Engine(telemetry_interval_s=5.0)
+    fabric = build_graph(FactSet())
     engine.readings([PortCounters("leaf01", "Ethernet1", t, {"in_octets": v})
-                     for t, v in ((10.0, 0), (12.0, 200), (15.0, 800))])
-    engine._interval_rates(15.0)
+                     for t, v in ((8.0, 0), (12.0, 400))])
+    assert not engine.covered(20.0) and engine.counter_wait_s == 10.0
+    engine.readings([PortCounters("leaf01", "Ethernet1", 21.0, {"in_octets": 1300})])
+    assert engine.covered(20.0)
+    engine.close(fabric, Accumulator(10.0).take(20.0), Totals())
     rates = engine.rates[port_id("leaf01", "Ethernet1")]
-    assert (rates.per_second, rates.interval_s, rates.at) == ({"in_octets": 160.0}, 5.0, 15.0)
-    engine._interval_rates(20.0)  # no readings in the next interval: the last ones stay
-    assert engine.rates[port_id("leaf01", "Ethernet1")].per_second == {"in_octets": 160.0}
+    assert (rates.per_second, rates.interval_s, rates.at, rates.provisional) == (
+        {"in_octets": 100.0}, 10.0, 20.0, False)
+    engine.close(fabric, Accumulator(20.0).take(30.0), Totals())
+    rates = engine.rates[port_id("leaf01", "Ethernet1")]
+    assert (rates.per_second, rates.provisional) == ({"in_octets": 100.0}, True)

@@ -146,3 +146,18 @@ def test_reuse_inside_an_interval_is_split_by_a_cut(facts):
     link = attribute(fabric, acc.take(T0 + 10)).links[0]
     assert {s.name: s.samples for s in link.pods} == {"pod:a/llm-worker-1": 3,
                                                       "pod:b/cv-worker-1": 5}
+
+
+def test_counter_bytes_known_only_within_a_range_widen_the_bytes_bounds(fabric):
+    """The counters allow the uplink 1.5e8 to 2.5e8 bytes in the interval (read on
+    either side of its ends): tenant a's bytes stay 2/3 of the interpolated 2e8, their
+    bounds run from its low share of the least to its high share of the most."""
+    interval = _interval(flows(A0, A1, 30), flows(B0, B1, 10), flows("10.9.9.9", A1, 5))
+    rates = {UPLINK: Rates("leaf01", "Ethernet3", T0 + 10, 10.0, {"out_octets": 2e7}, {},
+                           speed_bps=400_000_000_000, out_utilization=0.04,
+                           ranges={"out_octets": (1.5e7, 2.5e7)})}
+    (link,) = [x for x in attribute(fabric, interval, rates).links
+               if x.port == UPLINK and x.direction == "out"]
+    a = _by_name(link.tenants)["tenant:a"]
+    assert link.counter_check == "ok" and a.bytes == pytest.approx(2e8 * 2 / 3)
+    assert (a.low, a.high) == pytest.approx((0.520705 * 1.5e8, 0.804399 * 2.5e8), rel=1e-5)

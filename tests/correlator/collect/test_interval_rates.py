@@ -50,3 +50,14 @@ def test_a_reboot_restarts_the_counters_and_an_impossible_increase_is_left_out()
     # 12 s of line rate in 10 s: more than the 11 s the slack allows
     assert found.skipped == {"in_octets": Skip.IMPLAUSIBLE}
     assert found.per_second == {"in_pkts": pytest.approx(10.0)}
+
+
+def test_the_rates_carry_the_range_the_readings_allow():
+    """Read at 7, 12, 17 and 22 s, the counter at 10 s lay between its readings at 7 and
+    12 (0 and 5,000), at 20 s between 10,000 and 15,000: [10, 20) counted 5,000 to 15,000
+    bytes whatever the traffic did between the readings."""
+    rates = IntervalRates()
+    for at, octets in ((7.0, 0), (12.0, 5_000), (17.0, 10_000), (22.0, 15_000)):
+        rates.add(_reading(at, in_octets=octets))
+    (found,) = rates.rates(10.0, 20.0).values()
+    assert found.ranges == {"in_octets": (500.0, 1500.0)}
