@@ -2,7 +2,6 @@
 the API, Kubernetes followed live from an API server, and the hotspot keys ``culprits``,
 ``dominance`` and ``neighbour_share`` (see :mod:`tests.correlator.service.running`)."""
 
-import base64
 import http.client
 import ipaddress
 import json
@@ -21,7 +20,7 @@ from simulator import roce, sflow_wire
 from simulator.kube_api import FakeKubeApi
 from simulator.kube_objects import cluster_objects
 from tests.correlator.service.certs import self_signed
-from tests.correlator.service.running import RunningService
+from tests.correlator.service.running import RunningService, fetch_url
 
 USER, SECRET = "prom", "s3cret:pw"
 
@@ -34,38 +33,25 @@ def secured(tmp_path_factory):
         yield service
 
 
-def _fetch(url, context=None, auth=None):
-    request = urllib.request.Request(url)
-    if auth:
-        request.add_header("Authorization",
-                           "Basic " + base64.b64encode(":".join(auth).encode()).decode())
-    try:
-        with urllib.request.urlopen(request, timeout=10, context=context) as response:
-            return response.status, response.read()
-    except urllib.error.HTTPError as exc:
-        with exc:
-            return exc.code, exc.read()
-
-
 def test_metrics_over_https_verified_against_the_configured_certificate(secured):
     trusting = ssl.create_default_context(cafile=str(secured.tls[0]))
-    status, body = _fetch(f"{secured.url}/metrics", trusting, (USER, SECRET))
+    status, body = fetch_url(f"{secured.url}/metrics", trusting, (USER, SECRET))
     assert status == 200
     assert "\nfabcorr_ready 1.0\n" in body.decode()
-    assert _fetch(f"{secured.url}/readyz", trusting) == (200, b"ready\n")  # probes: no auth
+    assert fetch_url(f"{secured.url}/readyz", trusting) == (200, b"ready\n")  # probes: no auth
 
 
 @pytest.mark.parametrize("auth", [None, (USER, "wrong"), ("prometheus", SECRET)])
 def test_metrics_and_api_need_the_configured_user_and_password(secured, auth):
     trusting = ssl.create_default_context(cafile=str(secured.tls[0]))
     for path in ("/metrics", "/api/v1/status"):
-        status, body = _fetch(secured.url + path, trusting, auth)
+        status, body = fetch_url(secured.url + path, trusting, auth)
         assert (status, json.loads(body)) == (401, {"error": "authentication required"})
 
 
 def test_a_client_that_does_not_trust_the_certificate_is_refused(secured):
     with pytest.raises(urllib.error.URLError) as refused:
-        _fetch(f"{secured.url}/healthz", ssl.create_default_context())
+        fetch_url(f"{secured.url}/healthz", ssl.create_default_context())
     assert isinstance(refused.value.reason, ssl.SSLCertVerificationError)
 
 

@@ -123,21 +123,8 @@ class RunningService:
         """Status and body of ``GET path``, whatever the status. A refused connection
         raises ConnectionRefusedError (not urllib's wrapper), any other failure its own
         error: never a made-up status."""
-        request = urllib.request.Request(self.url + path)
-        if self.auth:
-            token = base64.b64encode(":".join(self.auth).encode()).decode()
-            request.add_header("Authorization", f"Basic {token}")
         context = ssl.create_default_context(cafile=str(self.tls[0])) if self.tls else None
-        try:
-            with urllib.request.urlopen(request, timeout=5, context=context) as response:
-                return response.status, response.read()
-        except urllib.error.HTTPError as exc:
-            with exc:
-                return exc.code, exc.read()
-        except urllib.error.URLError as exc:
-            if isinstance(exc.reason, ConnectionRefusedError):
-                raise exc.reason from exc
-            raise
+        return fetch_url(self.url + path, context, self.auth, timeout=5)
 
     def get(self, path: str, status: int = 200) -> bytes:
         """The body of ``GET path``, which must answer exactly ``status``."""
@@ -189,3 +176,23 @@ class RunningService:
 
     def logged(self) -> list[dict]:
         return [json.loads(line) for line in self.log.read_text().splitlines()]
+
+
+def fetch_url(url: str, context: ssl.SSLContext | None = None,
+              auth: tuple[str, str] | None = None, timeout: float = 10) -> tuple[int, bytes]:
+    """Status and body of ``GET url`` (with basic ``auth``), whatever the status; a refused
+    connection raises ConnectionRefusedError, not urllib's wrapper."""
+    request = urllib.request.Request(url)
+    if auth:
+        token = base64.b64encode(":".join(auth).encode()).decode()
+        request.add_header("Authorization", f"Basic {token}")
+    try:
+        with urllib.request.urlopen(request, timeout=timeout, context=context) as response:
+            return response.status, response.read()
+    except urllib.error.HTTPError as exc:
+        with exc:
+            return exc.code, exc.read()
+    except urllib.error.URLError as exc:
+        if isinstance(exc.reason, ConnectionRefusedError):
+            raise exc.reason from exc
+        raise

@@ -62,18 +62,8 @@ def test_sigterm_after_traffic_attributes_every_sample_received(service):
     assert sent > 100
     lines = service.logged()
     assert len(lines) >= 3
-    for before, after in pairwise(lines):
-        assert after["attribution"]["start"] == pytest.approx(
-            before["attribution"]["start"] + before["attribution"]["seconds"])
-    received = attributed = 0
-    for line in lines:
-        flows = line["received"]["samples"].get("flow", 0)
-        links = line["attribution"]["links"]
-        placed = sum(link["samples"] for link in links)
-        unknown = sum(line["attribution"]["unknown_ports"].values())
-        assert placed + unknown == flows  # every sample of the interval is in it
-        received += flows
-        attributed += placed
+    _contiguous(lines)
+    received, attributed = _received_and_attributed(lines)
     assert attributed == received > 0
     last = (service.folder / "service.log").read_text().splitlines()[-1]
     assert last.endswith(f"stopped: {len(lines)} intervals attributed, {received} flow "
@@ -194,20 +184,10 @@ def test_sigterm_under_load_accounts_for_every_sample_sent(tmp_path):
     assert load.signalled is not None
     signalled, sent_before = load.signalled
     lines = service.logged()
-    for before, after in pairwise(lines):
-        assert after["attribution"]["start"] == pytest.approx(
-            before["attribution"]["start"] + before["attribution"]["seconds"])
+    _contiguous(lines)
     end = lines[-1]["attribution"]["start"] + lines[-1]["attribution"]["seconds"]
     assert end >= signalled  # the interval in progress is logged
-    received = attributed = 0
-    for line in lines:
-        flows = line["received"]["samples"].get("flow", 0)
-        links = line["attribution"]["links"]
-        placed = sum(link["samples"] for link in links)
-        unknown = sum(line["attribution"]["unknown_ports"].values())
-        assert placed + unknown == flows  # every sample of the interval is in it
-        received += flows
-        attributed += placed
+    received, attributed = _received_and_attributed(lines)
     given = load.sent_flows - load.refused_flows  # what reached the service's socket
     print(f"sent {load.sent} datagrams ({load.sent - sent_before} after SIGTERM), "
           f"{load.sent_flows} flow samples; refused "
@@ -221,3 +201,23 @@ def test_sigterm_under_load_accounts_for_every_sample_sent(tmp_path):
     last = (service.folder / "service.log").read_text().splitlines()[-1]
     assert last.endswith(f"stopped: {len(lines)} intervals attributed, {received} flow "
                          "samples received")
+
+
+def _contiguous(lines: list[dict]) -> None:
+    """The logged intervals follow each other with no gap."""
+    for before, after in pairwise(lines):
+        assert after["attribution"]["start"] == pytest.approx(
+            before["attribution"]["start"] + before["attribution"]["seconds"])
+
+
+def _received_and_attributed(lines: list[dict]) -> tuple[int, int]:
+    """Flow samples received and placed on links, over the logged intervals; every sample
+    of an interval is in it (on a link, or counted for an unknown port)."""
+    received = attributed = 0
+    for line in lines:
+        flows = line["received"]["samples"].get("flow", 0)
+        placed = sum(link["samples"] for link in line["attribution"]["links"])
+        assert placed + sum(line["attribution"]["unknown_ports"].values()) == flows
+        received += flows
+        attributed += placed
+    return received, attributed
