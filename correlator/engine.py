@@ -15,9 +15,9 @@ interpolated at the interval's start and end (:mod:`~correlator.collect.interval
 whenever the readings were taken and however stale the agent's counters were; so summed
 over intervals the counters' bytes are all of their increase. That needs a reading after
 the interval's end: the caller closes an interval once :meth:`Engine.covered` says every
-port has one, or after :attr:`Engine.counter_wait_s` (then the ports still behind have no
-telemetry rates for it). A port without telemetry has the rates of its latest sFlow
-counter samples.
+port has one, or after :attr:`Engine.counter_wait_s` (then the ports still behind are
+carried on at their last rate, and say ``provisional``). A port without telemetry has the
+rates of its latest sFlow counter samples.
 """
 
 from __future__ import annotations
@@ -72,9 +72,10 @@ class Engine:
     """Rates, attribution and hotspots, interval after interval.
 
     ``telemetry_interval_s`` is how often counters are read (an interval waits at most two
-    of them for the readings after its end); ``ended_kept`` how many recent ended hotspots
-    a view lists (None: all); ``started`` goes into every view. :meth:`readings` may be
-    called from another thread than :meth:`close`; calls of :meth:`close` must not overlap.
+    of them, and the slowest agent's refresh period, for the readings after its end);
+    ``ended_kept`` how many recent ended hotspots a view lists (None: all); ``started``
+    goes into every view. :meth:`readings` may be called from another thread than
+    :meth:`close`; calls of :meth:`close` must not overlap.
     """
 
     def __init__(self, telemetry_interval_s: float = 10.0, top_pods: int = 10,
@@ -105,8 +106,11 @@ class Engine:
 
     @property
     def counter_wait_s(self) -> float:
-        """How long after its end an interval waits for the counter readings past it."""
-        return 2 * self.telemetry_interval_s
+        """How long after its end an interval waits for the counter readings past it: two
+        telemetry periods, and the slowest agent's refresh period (a stale agent's new
+        value shows up to one period late)."""
+        with self._lock:
+            return 2 * self.telemetry_interval_s + self._counters.slowest_refresh_s
 
     def readings(self, readings: Iterable[PortCounters]) -> None:
         """Telemetry counter readings (one port's in time order)."""

@@ -34,7 +34,9 @@ class PortCounters:
 
     ``bits`` gives the width of counters that are not 64-bit (SNMP Counter32).
     ``uptime_s`` (device uptime, when known) going backwards marks a reboot; ``last_clear``
-    (when known) changing marks counters cleared by an operator.
+    (when known) changing marks counters cleared by an operator. ``stamped``: the device
+    dated the values itself (a gNMI notification timestamp), so ``at`` is when they were
+    sampled, not when they were read.
     """
 
     switch: str
@@ -46,6 +48,7 @@ class PortCounters:
     speed_bps: int | None = None
     uptime_s: float | None = None
     last_clear: float | None = None
+    stamped: bool = field(default=False, compare=False)  # how it was dated, not what it says
 
     def width(self, name: str) -> int:
         return self.bits.get(name, 64)

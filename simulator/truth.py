@@ -103,9 +103,10 @@ class TruthRecorder:
         values = [model.counters(switch, port) for (switch, port), _, _ in self._ports]
         if not self._keep:
             return values
+        # the model's counters at this very moment, as a device stamping its samples says
         self.readings += [PortCounters(switch, port, at, counters, speed_bps=speed or None,
                                        oper_status="down" if (switch, port) in model.down_ports
-                                       else "up")
+                                       else "up", stamped=True)
                           for ((switch, port), _, speed), counters in zip(self._ports, values,
                                                                          strict=True)
                           if switch not in model.down_switches]

@@ -67,9 +67,16 @@ class IntervalRates:
         for name, value in reading.values.items():
             timeline = port.timelines.get(name)
             if timeline is None:
-                timeline = port.timelines[name] = CounterTimeline(reading.width(name))
+                timeline = port.timelines[name] = CounterTimeline(reading.width(name),
+                                                                  reading.stamped)
             timeline.add(reading.at, value)
         port.last = reading
+
+    @property
+    def slowest_refresh_s(self) -> float:
+        """The longest refresh period learnt of any counter (0 when none is known)."""
+        return max((t.period or 0.0 for p in self._ports.values()
+                    for t in p.timelines.values()), default=0.0)
 
     def covered(self, end: float, since: float | None = None) -> bool:
         """Whether every port (read after ``since``, when given) is known at ``end``."""

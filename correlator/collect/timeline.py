@@ -9,7 +9,9 @@ the moments the counter is known to have had a value:
 - a new value is dated at its reading when the old one was read once (nothing says the
   agent is behind: a fresh counter read now and then), and halfway between the last
   reading of the old one and its own when the old one was read again and again (a stale
-  agent refreshed somewhere in between);
+  agent refreshed somewhere in between); readings the device dated itself (``fresh``: a
+  gNMI notification's timestamp) are taken at their word, the old value holding until its
+  last reading;
 - an old value read again and again was still the agent's value one refresh period
   before its last reading (the period is learnt from the spacing of the changes; until
   it is, nothing is assumed), so a counter that stood still and then moves is not spread
@@ -31,6 +33,7 @@ from statistics import median
 __all__ = ["CounterTimeline"]
 
 _PERIODS_KEPT = 8
+_MOMENTS_KEPT = 4096  # at one change a second, over half an hour of them
 
 
 class CounterTimeline:
@@ -55,10 +58,10 @@ class CounterTimeline:
     """
 
     __slots__ = ("_changes", "_cumulative", "_held", "_last", "_reads", "_restarted", "bits",
-                 "times", "values")
+                 "fresh", "times", "values")
 
-    def __init__(self, bits: int = 64) -> None:
-        self.bits = bits
+    def __init__(self, bits: int = 64, fresh: bool = False) -> None:
+        self.bits, self.fresh = bits, fresh
         self.times: list[float] = []
         self.values: list[float] = []  # unwrapped, never decreasing
         self._last: int | None = None  # the last raw value read
@@ -92,13 +95,12 @@ class CounterTimeline:
             return
         elif value == last:
             self._held, self._reads = at, self._reads + 1
+            self._hold()
             return
         else:
             self._cumulative += self._step(last, value)
-            period = self.period
-            if period is not None and self._held - period > self.times[-1]:
-                self._known(self._held - period, self.values[-1])
-            changed = (self._held + at) / 2 if self._reads > 1 else at
+            self._hold()
+            changed = (self._held + at) / 2 if self._reads > 1 and not self.fresh else at
             self._known(max(changed, self.times[-1]), self._cumulative)
             if self._reads > 1:
                 self._changes = [*self._changes[-_PERIODS_KEPT:], changed]
@@ -119,12 +121,27 @@ class CounterTimeline:
             return after + (1 << self.bits) - before
         return after  # a 64-bit counter does not wrap: it was reset and counts from 0
 
+    def _hold(self) -> None:
+        """The value last read was still the counter's at its last reading (fresh), or a
+        refresh period before it: a moment there, or the last one moved there when the
+        value already stood still before it (a quiet counter keeps two moments)."""
+        period = 0.0 if self.fresh else self.period
+        if period is None or self._held - period <= self.times[-1]:
+            return
+        at, times, values = self._held - period, self.times, self.values
+        if len(times) > 1 and values[-1] == values[-2]:
+            times[-1] = at
+        else:
+            self._known(at, values[-1])
+
     def _known(self, at: float, value: float) -> None:
         if self.times and at == self.times[-1]:
             self.values[-1] = value
-        else:
-            self.times.append(at)
-            self.values.append(value)
+            return
+        self.times.append(at)
+        self.values.append(value)
+        if len(self.times) > _MOMENTS_KEPT:  # older moments than any interval still asks
+            del self.times[:_MOMENTS_KEPT // 2], self.values[:_MOMENTS_KEPT // 2]
 
     def moments(self) -> list[tuple[float, int]]:
         """The known (moment, unwrapped value) pairs, oldest first."""

@@ -404,7 +404,8 @@ class _Ports:
     def readings(self, switch: str, received_at: float) -> list[PortCounters]:
         return [PortCounters(switch, port, r.timestamp / 1e9 if r.timestamp else received_at,
                              r.totals(), oper_status=r.oper_status, speed_bps=r.speed_bps,
-                             last_clear=r.last_clear) for port, r in self.ports.items()]
+                             last_clear=r.last_clear, stamped=bool(r.timestamp))
+                for port, r in self.ports.items()]
 
 
 class _Reading:

@@ -97,3 +97,16 @@ def test_after_a_restart_a_narrow_counter_counts_from_zero_not_round_a_wrap():
     timeline.restart()  # the switch rebooted: 300 is what it counted since, not a wrap
     timeline.add(2.0, 300)
     assert timeline.increase(0.0, 2.0) == 1300.0
+
+
+def test_a_device_dated_counter_is_taken_at_its_word():
+    """Quiet until 10 s, then 100 bytes a second, sampled by the device every second: the
+    quiet value holds until its last reading and each change is where the device dated
+    it, so [10, 12) gets its 200 bytes (read as a stale agent's, the first change is dated
+    10.5 s and its 100 bytes spread back over the quiet time from 0 s)."""
+    fresh, stale = CounterTimeline(fresh=True), CounterTimeline()
+    for at in range(0, 15):
+        for timeline in (fresh, stale):
+            timeline.add(float(at), 100 * max(0, at - 10))
+    assert fresh.increase(10.0, 12.0) == 200.0 and fresh.increase(5.0, 10.0) == 0.0
+    assert stale.increase(5.0, 10.0) == pytest.approx(100 * 5 / 10.5)
