@@ -100,12 +100,17 @@ MUTATIONS = (
              "if c", "estimate alone: its standard error"),
     Mutation(TIMELINE, "return after + (1 << self.bits) - before", "return after",
              "timeline: a wrap read as a reset"),
-    Mutation(TIMELINE, "changed = (self._held + at) / 2 if self._reads > 1 else at",
-             "changed = at", "timeline: a stale change dated when read"),
-    Mutation(TIMELINE, "changed = (self._held + at) / 2 if self._reads > 1 else at",
-             "changed = (self._held + at) / 2", "timeline: a fresh change dated halfway"),
-    Mutation(TIMELINE, "if period is not None and self._held - period > self.times[-1]:",
-             "if False:", "timeline: no hold of a quiet value"),
+    Mutation(TIMELINE, "changed = (self._held + at) / 2 if self._reads > 1 and not self.fresh"
+             " else at", "changed = at", "timeline: a stale change dated when read"),
+    Mutation(TIMELINE, "changed = (self._held + at) / 2 if self._reads > 1 and not self.fresh"
+             " else at", "changed = (self._held + at) / 2",
+             "timeline: a change after one read dated halfway"),
+    Mutation(TIMELINE, "if period is None or self._held - period <= self.times[-1]:",
+             "if True:", "timeline: no hold of a quiet value"),
+    Mutation(TIMELINE, "period = 0.0 if self.fresh else self.period", "period = self.period",
+             "timeline: a device-dated value held like a stale one"),
+    Mutation(TIMELINE, "if 1 < i < len(times) - 1:", "if False:",
+             "timeline: steady through every gap (no kink)"),
     Mutation(TIMELINE, "            self._restarted = False\n            return after",
              "            self._restarted = False", "timeline: a restart read as a wrap"),
 )

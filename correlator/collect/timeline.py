@@ -17,9 +17,14 @@ the moments the counter is known to have had a value:
   it is, nothing is assumed), so a counter that stood still and then moves is not spread
   back over its quiet time.
 
-Between two known moments it counts at a steady rate, so the increase over ``[t0, t1)`` is
-the difference of the interpolated values at ``t1`` and ``t0``: spans that tile a run add
-up to the whole increase, and no byte falls between two intervals. Values are unwrapped as
+Between two known moments the counter is interpolated, so the increase over ``[t0, t1)`` is
+the difference of its values at ``t1`` and ``t0``: spans that tile a run add up to the whole
+increase, and no byte falls between two intervals. Traffic changes its rate at some moment,
+not steadily, so where the rates before and after a gap between moments are known and what
+was counted in the gap lies between them, the gap is taken as the earlier rate up to one
+kink and the later rate after it (a counter that sat still until its traffic started is
+still at zero just before: nothing leaks into the interval before); otherwise at a steady
+rate. Values are unwrapped as
 they come (a narrow counter's wrap adds ``2**bits``; a fall of a 64-bit counter, or any
 value after :meth:`CounterTimeline.restart`, is a reset: the new value counts from zero).
 """
@@ -159,8 +164,28 @@ class CounterTimeline:
         i = bisect.bisect_right(times, at)
         if i == len(times):
             return self.values[-1]
-        t0, t1 = times[i - 1], times[i]
-        v0, v1 = self.values[i - 1], self.values[i]
+        return self._between(i, at)
+
+    def _between(self, i: int, at: float) -> float:
+        """The value at ``at`` between moments ``i - 1`` and ``i``: a kink between the
+        neighbouring gaps' rates when those explain the gap's increase, else steady.
+
+        >>> t = CounterTimeline(fresh=True)
+        >>> for at, value in ((3.3, 0), (4.3, 0), (5.3, 300), (6.3, 1300), (7.3, 2300)):
+        ...     t.add(at, value)
+        >>> round(t.value_at(5.0), 6), round(t.value_at(5.2), 6)  # 1,000 a second from 5 s on
+        (0.0, 200.0)
+        """
+        times, values = self.times, self.values
+        t0, t1, v0, v1 = times[i - 1], times[i], values[i - 1], values[i]
+        if 1 < i < len(times) - 1:
+            before = (v0 - values[i - 2]) / (t0 - times[i - 2])
+            after = (values[i + 1] - v1) / (times[i + 1] - t1)
+            counted, gap = v1 - v0, t1 - t0
+            if before != after and min(before, after) * gap <= counted <= max(before,
+                                                                             after) * gap:
+                kink = t0 + (after * gap - counted) / (after - before)
+                return v0 + before * (at - t0) if at <= kink else v1 - after * (t1 - at)
         return v0 + (v1 - v0) * (at - t0) / (t1 - t0)
 
     def bounds(self, at: float, extrapolate: bool = False) -> tuple[float, float] | None:
