@@ -18,6 +18,7 @@ from collections.abc import Iterable
 from typing import Any, Self
 
 from pysnmp.carrier.asyncio.dgram import udp
+from pysnmp.carrier.error import CarrierError
 from pysnmp.entity import config, engine
 from pysnmp.entity.rfc3413 import cmdrsp, context
 from pysnmp.proto.rfc1902 import ObjectName
@@ -156,6 +157,7 @@ class SnmpAgent(EmulatedSwitch):
     def _serve(self, loop: asyncio.AbstractEventLoop, sock: socket.socket,
                ready: threading.Event) -> None:
         asyncio.set_event_loop(loop)
+        loop.set_exception_handler(_quiet_when_stopping)
         snmp = engine.SnmpEngine()
         config.add_transport(snmp, udp.DOMAIN_NAME,
                              udp.UdpAsyncioTransport(loop=loop).open_server_mode(sock=sock))
@@ -176,3 +178,11 @@ class SnmpAgent(EmulatedSwitch):
 
     def _new_request(self, *_: object) -> None:
         self._snapshot = None
+
+
+def _quiet_when_stopping(loop: asyncio.AbstractEventLoop, context: dict[str, Any]) -> None:
+    """A request still queued when the agent stops reaches a transport pysnmp has already
+    let go of: not worth a traceback. Anything else is reported as asyncio would."""
+    if isinstance(context.get("exception"), CarrierError):
+        return
+    loop.default_exception_handler(context)

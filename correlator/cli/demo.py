@@ -219,7 +219,7 @@ def _finish(out: Path, url: str, model: Any, records: list, began: float) -> boo
     from topology.export import export_graph
     from topology.snapshot import load_snapshot
 
-    time.sleep(model.scenario.interval_s + 1)  # the last interval attributed
+    _wait_for_interval(url, model.start + model.scenario.seconds)
     fabric = load_snapshot(out / "topology.json")
     for fmt, file in EXPORTS.items():
         export_graph(fabric, fmt, out / file)
@@ -243,6 +243,19 @@ def _finish(out: Path, url: str, model: Any, records: list, began: float) -> boo
          + (f", reported {max(onset):.0f} s after onset at most" if onset else "") + "\n"
          f"  verdict: {'pass' if report.passed else 'FAIL: ' + '; '.join(report.failures)}")
     return report.passed
+
+
+def _wait_for_interval(url: str, end: float, timeout_s: float = 120.0) -> None:
+    """Until the service has published the interval that ends at ``end`` (it waits for
+    the counter readings past it first); a slow machine only takes longer."""
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        interval = _get(url, "/api/v1/status").get("interval")
+        if interval and interval["start"] + interval["seconds"] >= end - 1e-3:
+            return
+        time.sleep(0.2)
+    raise SourceError(f"fabcorr run did not publish the interval ending at {end:.0f} within "
+                      f"{timeout_s:g} s")
 
 
 def _serve_on(duration: float | None, began: float, url: str) -> None:
