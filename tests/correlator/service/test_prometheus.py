@@ -558,7 +558,7 @@ def test_every_dashboard_query_returns_series(server, path):
         expr = _interpolate(target["expr"], values)
         assert "$" not in re.sub(r'"\$1"', "", expr), f"{title}: left over variable: {expr}"
         try:
-            result = server.query(expr)
+            result = _series(server, expr)
         except prometheus.PrometheusError as exc:
             missing.append(f"{title} [{target['refId']}]: {exc}")
             continue
@@ -570,6 +570,16 @@ def test_every_dashboard_query_returns_series(server, path):
                 missing.append(f"{title} [{target['refId']}]: legend label {label} missing "
                                f"from {[s['metric'] for s in result]}")
     assert not missing, "\n".join(missing)
+
+
+def _series(server: prometheus.Prometheus, expr: str, timeout_s: float = 30.0) -> list:
+    """The query's series, asked again for up to ``timeout_s`` while it has none: a panel
+    shows the latest interval, and in a 1 s interval a tenant sampled a few times a second
+    can have no sample on a link."""
+    deadline = time.monotonic() + timeout_s
+    while not (result := server.query(expr)) and time.monotonic() < deadline:
+        time.sleep(0.5)
+    return result
 
 
 def _variables(server: prometheus.Prometheus, dashboard: dict[str, Any]) -> dict[str, str]:
