@@ -52,8 +52,6 @@ MUTATIONS = (
              'self.intervals <= 1 else', "validate: the key named, intervals < 1 -> <= 1"),
     Mutation(HOTSPOTS, "found[k] >= bounds[k]", "found[k] > bounds[k]",
              "hot_kinds: signal >= threshold -> >"),
-    Mutation(HOTSPOTS, "rates.ranges[k][0] if k in rates.ranges else v", "v",
-             "signals: counts at the point estimate, not the least sure"),
     Mutation(HOTSPOTS, "link.samples > best.samples", "link.samples >= best.samples",
              "story: more samples > best -> >="),
     Mutation(HOTSPOTS, "streak.count >= self.limits.intervals",

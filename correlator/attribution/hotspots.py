@@ -89,23 +89,14 @@ class Hotspot:
 def signals(rates: Rates | None, direction: str) -> dict[str, float]:
     """The congestion signals of one direction from the port's rates (missing: absent).
 
-    Pause frames, ECN marks and discards jump from nothing to millions a second when
-    congestion starts: where the counters are known only within a range (read on either
-    side of the interval's ends), these count what the readings surely show, the least of
-    the range, so a start between two readings does not make the interval before it hot.
-
     >>> r = Rates("leaf01", "Ethernet1", 10.0, 10.0, {"pfc_rx_pause/3": 250.0,
     ...           "queue_ecn_marked/UC3": 40.0, "out_discards": 2.0}, {}, out_utilization=0.5)
     >>> signals(r, "out")
     {'utilization': 0.5, 'pfc': 250.0, 'ecn': 40.0, 'discards': 2.0}
-    >>> ranged = replace(r, ranges={"queue_ecn_marked/UC3": (0.0, 90.0)})
-    >>> signals(ranged, "out")["ecn"]
-    0.0
     """
     if rates is None:
         return {}
-    per_second = {k: rates.ranges[k][0] if k in rates.ranges else v
-                  for k, v in rates.per_second.items()}
+    per_second = rates.per_second
     found: dict[str, float] = {}
     utilization = rates.in_utilization if direction == IN else rates.out_utilization
     if utilization is not None:
