@@ -344,7 +344,7 @@ def test_fabcorr_run_attributes_the_lab_links_to_their_tenants(lab, tmp_path):
         # until a poll after the last poke is in a published interval: every byte counted
         server.wait_for(lambda: any(line["attribution"]["start"]
                                     + line["attribution"]["seconds"] > last + 2 * INTERVAL_S
-                                    for line in server.logged()), 10, "past the pokes")
+                                    for line in server.logged()), 60, "past the pokes")
         after = {port: lab.rx(*port) for port in PORTS}
         collectors = server.status()["collectors"]
         lab.stop(*probes)
