@@ -187,8 +187,9 @@ class GnmiClient:
         finally:
             stream.end()
             reader.cancel()
-            await channel.close()  # cancels the RPC at once
-            await asyncio.wait([reader])
+            # closing cancels the RPC at once; neither may hold up the caller for ever
+            await asyncio.wait([asyncio.ensure_future(channel.close()), reader],
+                               timeout=self.timeout_s + 1)
 
     def _new_client(self) -> gNMIclient:
         options = self.switch.gnmi

@@ -194,7 +194,7 @@ def test_streams_take_no_thread_and_leave_no_task_when_cancelled(fabric: FactSet
             threads.append(client_threads())
         for task in tasks:
             task.cancel()
-        await asyncio.gather(*tasks, return_exceptions=True)
+        await asyncio.wait_for(asyncio.gather(*tasks, return_exceptions=True), DEADLINE_S)
         deadline = time.monotonic() + DEADLINE_S
         while (left := asyncio.all_tasks() - {asyncio.current_task()}) and \
                 time.monotonic() < deadline:
