@@ -80,7 +80,8 @@ def replay(fabric: FabricGraph, datagrams: Iterable[tuple[float, bytes]],
             start = at - at % config.interval_s
             worker = Worker(start, config.interval_s)
             changes = fabric.indexes.ips.changes(start, float("inf"))
-        publish(worker.close(at))
+        if at >= worker.end:
+            publish(worker.close(at))
         while changes and changes[0] <= at:
             worker.accumulator.cut(changes.pop(0))
         worker.handle(payload, at)

@@ -81,7 +81,7 @@ class EmulatedFabric:
         self._ends: list[float] = []
         self._ports = {name: n for n, (name, _, _) in enumerate(model.port_list())}
         self._before = tuple(model.counters(*name) for name in self._ports)
-        self._refreshed: dict[tuple[int, float], dict[str, int]] = {}
+        self._refreshed: dict[int, tuple[float, dict[str, int]]] = {}  # port -> the last
         self.targets: dict[str, GnmiTarget | SnmpAgent] = {}
         for switch in model.facts.switches:
             refresh = snmp_refresh_s if switch.name in over_snmp else 0.0
@@ -177,11 +177,10 @@ class EmulatedFabric:
             if not refresh_s:
                 return self._counters_at(index, now)
             refreshed = phase + (now - phase) // refresh_s * refresh_s
-            key = (index, refreshed)
-            found = self._refreshed.get(key)
-            if found is None:
-                found = self._refreshed[key] = self._counters_at(index, refreshed)
-            return found
+            last = self._refreshed.get(index)
+            if last is None or last[0] != refreshed:
+                last = self._refreshed[index] = (refreshed, self._counters_at(index, refreshed))
+            return last[1]
         return source
 
     def _counters_at(self, index: int, at: float) -> dict[str, int]:

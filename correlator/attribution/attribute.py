@@ -187,10 +187,11 @@ def _link(fabric: FabricGraph, port: str, direction: str, group: _Groups, interv
         sums: dict[str, Sums] = {k: (int(v[0]), v[1], v[2], v[3]) for k, v in table.items()}
         if not sums:
             return ()
-        if exact is not None and check == OUTSIDE:
-            return _disputed(shares(sums, None, top), _within(shares(sums, exact, top), known))
-        return _within(shares(sums, exact, top), known) if exact is not None else \
-            shares(sums, exact, top)
+        found = shares(sums, exact, top)
+        if exact is None:
+            return found
+        counted = _within(found, known)
+        return _disputed(shares(sums, None, top), counted) if check == OUTSIDE else counted
 
     throttled = ranked(group.throttled, exact=None)  # shares among the CNPs only
     return LinkTraffic(port, direction, fabric.peer(port) or "", interval.start,

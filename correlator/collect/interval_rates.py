@@ -30,6 +30,7 @@ class _Port:
     port: str
     timelines: dict[str, CounterTimeline] = field(default_factory=dict)
     last: PortCounters | None = None
+    known_until: float = float("-inf")  # the earliest of its timelines' last known moments
 
 
 class IntervalRates:
@@ -50,6 +51,8 @@ class IntervalRates:
 
     def __init__(self, slack: float = 1.1) -> None:
         self.slack = slack
+        self.slowest_refresh_s = 0.0
+        """The longest refresh period learnt of any counter so far (0 before any)."""
         self._ports: dict[str, _Port] = {}
 
     def add(self, reading: PortCounters) -> None:
@@ -70,17 +73,15 @@ class IntervalRates:
                 timeline = port.timelines[name] = CounterTimeline(reading.width(name),
                                                                   reading.stamped)
             timeline.add(reading.at, value)
+            if timeline.period is not None and timeline.period > self.slowest_refresh_s:
+                self.slowest_refresh_s = timeline.period
         port.last = reading
-
-    @property
-    def slowest_refresh_s(self) -> float:
-        """The longest refresh period learnt of any counter (0 when none is known)."""
-        return max((t.period or 0.0 for p in self._ports.values()
-                    for t in p.timelines.values()), default=0.0)
+        port.known_until = min(t.covered_until for t in port.timelines.values()) \
+            if port.timelines else float("-inf")
 
     def covered(self, end: float, since: float | None = None) -> bool:
         """Whether every port (read after ``since``, when given) is known at ``end``."""
-        return all(_known_until(p) >= end for p in self._ports.values()
+        return all(p.known_until >= end for p in self._ports.values()
                    if p.last is not None and (since is None or p.last.at > since))
 
     def rates(self, start: float, end: float) -> dict[str, Rates]:
@@ -116,10 +117,6 @@ class IntervalRates:
                                out_utilization=_utilization(per_second.get("out_octets"),
                                                             speed))
         return found
-
-
-def _known_until(port: _Port) -> float:
-    return min((t.covered_until for t in port.timelines.values()), default=float("-inf"))
 
 
 def _restarted(last: PortCounters, now: PortCounters) -> bool:

@@ -63,7 +63,7 @@ class CounterTimeline:
     """
 
     __slots__ = ("_changes", "_cumulative", "_held", "_last", "_reads", "_restarted", "bits",
-                 "fresh", "times", "values")
+                 "fresh", "period", "times", "values")
 
     def __init__(self, bits: int = 64, fresh: bool = False) -> None:
         self.bits, self.fresh = bits, fresh
@@ -75,6 +75,9 @@ class CounterTimeline:
         self._restarted = False
         self._cumulative = 0.0
         self._changes: list[float] = []  # the moments of the latest changes
+        self.period: float | None = None
+        """The agent's refresh period as learnt so far: the median spacing of the latest
+        changes after values read more than once (None before two of them)."""
 
     @property
     def covered_until(self) -> float:
@@ -82,13 +85,6 @@ class CounterTimeline:
         ends at or before this)."""
         return self.times[-1] if self.times else float("-inf")
 
-    @property
-    def period(self) -> float | None:
-        """The agent's refresh period as learnt so far: the median spacing of the latest
-        changes after values read more than once (None before two of them)."""
-        changes = self._changes
-        return median(b - a for a, b in pairwise(changes)) if len(changes) > 1 \
-            else None
 
     def add(self, at: float, value: int) -> None:
         """A reading taken at ``at`` (readings come in time order; an older one is
@@ -108,7 +104,9 @@ class CounterTimeline:
             changed = (self._held + at) / 2 if self._reads > 1 and not self.fresh else at
             self._known(max(changed, self.times[-1]), self._cumulative)
             if self._reads > 1:
-                self._changes = [*self._changes[-_PERIODS_KEPT:], changed]
+                changes = self._changes = [*self._changes[-_PERIODS_KEPT:], changed]
+                if len(changes) > 1:
+                    self.period = median(b - a for a, b in pairwise(changes))
         self._last, self._held, self._reads = value, at, 1
 
     def restart(self) -> None:

@@ -298,10 +298,10 @@ def _work(config: ReceiverConfig, results: multiprocessing.Queue,
         except TimeoutError:
             data, ancillary = b"", []
         now = time.time()
-        if data:
-            handle(data, arrival(ancillary, now))
-        # with datagrams still queued, the next one may have arrived before a boundary
-        for interval, totals in worker.close(now) if not data else worker.close(0.0):
+        if data:  # more may be queued that arrived before a boundary: close by this one
+            now = arrival(ancillary, now)
+            handle(data, now)
+        for interval, totals in worker.close(now):
             results.put((interval.end, interval, totals))
         if now >= check:
             check = now + _CHECK_S

@@ -282,24 +282,27 @@ def test_culprits_stop_at_the_last_named_group_short_of_half(fabric):
     assert ([s.name for s in hot.culprits], hot.victims) == (["tenant:a", "tenant:b"], ())
 
 
+def _verdicts_around(fabric, key, limit):
+    """The 50/30/20 mix's hotspot with ``key`` at ``limit``, and the noisy-neighbour
+    verdicts one float step below and above it."""
+    at = _hot(fabric, _mix(50, 30, 20), **{key: limit})
+    below, above = (_hot(fabric, _mix(50, 30, 20), **{key: math.nextafter(limit, toward)})
+                    .noisy_neighbour for toward in (0.0, 1.0))
+    return at, below, above
+
+
 def test_a_tenant_with_exactly_the_dominance_share_is_a_noisy_neighbour(fabric):
-    at = _hot(fabric, _mix(50, 30, 20), dominance=0.5)
+    at, below, above = _verdicts_around(fabric, "dominance", 0.5)
     assert at.noisy_neighbour.startswith("tenant:a sends 50% (")
     assert at.noisy_neighbour.endswith(") of a link that tenant:b also use")
-    assert _hot(fabric, _mix(50, 30, 20),
-                dominance=math.nextafter(0.5, 0.0)).noisy_neighbour == at.noisy_neighbour
-    assert _hot(fabric, _mix(50, 30, 20),
-                dominance=math.nextafter(0.5, 1.0)).noisy_neighbour == ""
+    assert (below, above) == (at.noisy_neighbour, "")
 
 
 def test_a_neighbour_with_exactly_the_neighbour_share_counts(fabric):
-    at = _hot(fabric, _mix(50, 30, 20), neighbour_share=0.3)
+    at, below, above = _verdicts_around(fabric, "neighbour_share", 0.3)
     assert at.victims[0].share == 0.3
     assert at.noisy_neighbour.endswith(") of a link that tenant:b also use")
-    assert _hot(fabric, _mix(50, 30, 20),
-                neighbour_share=math.nextafter(0.3, 0.0)).noisy_neighbour == at.noisy_neighbour
-    assert _hot(fabric, _mix(50, 30, 20),
-                neighbour_share=math.nextafter(0.3, 1.0)).noisy_neighbour == ""
+    assert (below, above) == (at.noisy_neighbour, "")
 
 
 def test_a_later_hot_interval_with_exactly_as_many_samples_keeps_the_first_story(fabric):
