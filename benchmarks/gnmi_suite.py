@@ -108,7 +108,8 @@ async def _collect(ports: list[int], interval_s: float, intervals: int) -> dict[
     task = asyncio.create_task(collector.run(stop))
     try:
         try:
-            await asyncio.wait_for(ready.wait(), _READY_S)
+            async with asyncio.timeout(_READY_S):
+                await ready.wait()
         except TimeoutError:
             failing = {h.last_error for h in collector.health.values() if not h.up}
             raise NotReady(f"{len(seen)} of {len(switches)} switches delivered within "

@@ -96,8 +96,8 @@ async def discover_all(
         async with gate:
             start = time.monotonic()
             try:
-                found: FactSet | Failure = await asyncio.wait_for(
-                    adapters[protocol](switch), deadline_s)
+                async with asyncio.timeout(deadline_s):
+                    found: FactSet | Failure = await adapters[protocol](switch)
             except (SourceError, TimeoutError, OSError) as exc:
                 found = Failure(switch.name, protocol, failure_kind(exc), str(exc))
             seconds[switch.name] = time.monotonic() - start

@@ -94,8 +94,8 @@ class Collector:
         tick = loop.time()
         while not stop.is_set():
             try:
-                readings = await asyncio.wait_for(self.pollers[health.protocol](switch),
-                                                  self.interval_s)
+                async with asyncio.timeout(self.interval_s):
+                    readings = await self.pollers[health.protocol](switch)
                 self._delivered(health, readings)
             except (FabcorrError, TimeoutError, OSError) as exc:
                 self._failed(health, exc)
@@ -135,4 +135,5 @@ async def _wait(stop: asyncio.Event, seconds: float) -> None:
     """Sleep ``seconds``, or less if ``stop`` is set meanwhile."""
     if seconds > 0:
         with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(stop.wait(), seconds)
+            async with asyncio.timeout(seconds):
+                await stop.wait()

@@ -284,5 +284,6 @@ def _append_log(path: str, result: Attribution, received: Totals) -> None:
 async def _sleep(stop: asyncio.Event, seconds: float) -> bool:
     """Sleep ``seconds`` unless ``stop`` is set first; whether it was."""
     with contextlib.suppress(TimeoutError):
-        await asyncio.wait_for(stop.wait(), max(0.0, seconds))
+        async with asyncio.timeout(max(0.0, seconds)):
+            await stop.wait()
     return stop.is_set()

@@ -175,7 +175,8 @@ class GnmiClient:
         try:
             while True:
                 try:
-                    batch = await asyncio.wait_for(stream.samples.get(), silence)
+                    async with asyncio.timeout(silence):
+                        batch = await stream.samples.get()
                 except TimeoutError as exc:
                     raise GnmiTimeout(f"{self.where}: Subscribe: no update within "
                                       f"{silence:g} s") from exc
@@ -236,7 +237,8 @@ class GnmiClient:
 
     async def _run(self, what: str, call: Callable[[], _T]) -> _T:
         try:
-            return await asyncio.wait_for(_in_thread(call), self.timeout_s)
+            async with asyncio.timeout(self.timeout_s):
+                return await _in_thread(call)
         except TimeoutError as exc:
             self.close()
             raise GnmiTimeout(f"{self.where}: {what}: no answer within "

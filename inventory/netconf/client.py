@@ -48,9 +48,8 @@ async def get(host: str, options: NetconfOptions, filters: Sequence[str],
     """The ``<data>`` of a ``<get>`` with the subtree ``filters``, within ``timeout_s``."""
     line = _Line()
     try:
-        return await asyncio.wait_for(
-            asyncio.to_thread(_fetch, line, host, options, filters, known_hosts),
-            options.timeout_s)
+        async with asyncio.timeout(options.timeout_s):
+            return await asyncio.to_thread(_fetch, line, host, options, filters, known_hosts)
     except TimeoutError as exc:
         line.cut()
         raise failure(SourceTimeout, "timeout", f"{host}:{options.port}: no NETCONF reply "

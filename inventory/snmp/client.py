@@ -119,8 +119,8 @@ async def walk(host: str, options: SnmpOptions, subtrees: Iterable[Oid]) -> Walk
     if client is None:
         client = clients[key] = SnmpClient(host, options)
     try:
-        return await asyncio.wait_for(client.walk(subtrees),
-                                      timeout=options.timeout_s * (options.retries + 1) * 8)
+        async with asyncio.timeout(options.timeout_s * (options.retries + 1) * 8):
+            return await client.walk(subtrees)
     except TimeoutError as exc:
         raise SourceTimeout(f"{host}: SNMP walk did not finish in time") from exc
 

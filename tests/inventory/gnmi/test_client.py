@@ -165,9 +165,6 @@ def test_a_stream_of_unparseable_updates_is_garbage_not_a_timeout(fabric: FactSe
     assert excinfo.value.kind == "garbage" and "could not be parsed" in str(excinfo.value)
 
 
-@pytest.mark.xfail(strict=False, reason="issue 13: on a loaded machine a cancelled stream "
-                   "consumer sometimes never ends (seen in 2 of 4 CI runs; now bounded, it "
-                   "was a hang): to be found and fixed with the supervised tasks")
 def test_streams_take_no_thread_and_leave_no_task_when_cancelled(fabric: FactSet) -> None:
     """Streams run in the event loop: a fourth open stream has no more threads than the
     first (the target's server threads aside), and cancelling them ends every task (gRPC's
