@@ -25,7 +25,9 @@ class View:
 
     ``rates`` are the latest per port (port node ID); ``hotspots`` the active ones, then
     up to ``ended`` recent ended ones; ``sflow`` the receiver's totals since start;
-    ``attribution_s`` how long the last interval took to attribute.
+    ``attribution_s`` how long the last interval took to attribute; ``components`` each
+    of the service's supervised tasks and whether it runs (False while it waits to be
+    restarted after a failure).
     """
 
     fabric: FabricGraph
@@ -38,3 +40,9 @@ class View:
     attribution_s: float = 0.0
     started: float = 0.0
     ready: bool = False
+    components: Mapping[str, bool] = field(default_factory=dict)
+
+    @property
+    def serving(self) -> bool:
+        """Ready, and every component running: what ``/readyz`` answers."""
+        return self.ready and all(self.components.values())

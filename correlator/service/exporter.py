@@ -104,6 +104,9 @@ METRICS: dict[str, tuple[str, tuple[str, ...], str]] = {
     "fabcorr_attribution_unknown_port_samples": (
         "gauge", (), "samples of ports the topology does not know, last interval"),
     "fabcorr_ready": ("gauge", (), "1 once inventory and discovery are done"),
+    "fabcorr_component_up": (
+        "gauge", ("component",), "1 while the service's component runs, 0 while it waits "
+        "to be restarted after a failure"),
 }
 """Name -> (type, labels, help). Counters are listed with their ``_total`` name."""
 
@@ -295,6 +298,8 @@ def _health(view: View, f: dict[str, Metric]) -> None:
     f["fabcorr_sflow_agent_restarts_total"].add_metric([], totals.agent_restarts)
     f["fabcorr_sflow_agent_dropped_samples_total"].add_metric([], totals.agent_drops)
     f["fabcorr_ready"].add_metric([], 1 if view.ready else 0)
+    for component, up in sorted(view.components.items()):
+        f["fabcorr_component_up"].add_metric([component], 1 if up else 0)
 
 
 def _namespaced(name: str) -> tuple[str, str]:

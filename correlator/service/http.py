@@ -1,13 +1,16 @@
 """The service's HTTP endpoints, served from a daemon thread (stdlib ``http.server``).
 
 - ``/metrics``: the Prometheus exposition of the current view (text format 0.0.4);
-- ``/healthz``: 200 while the server runs; ``/readyz``: 200 once the view is ready, else
-  503 — both always without authentication, for probes;
+- ``/healthz``: 200 while the server runs; ``/readyz``: 200 once the view is ready and
+  while every component runs, else 503 — both always without authentication, for probes;
 - ``/api/v1/...``: the JSON API (:mod:`correlator.service.api`).
 
 Optional TLS (a certificate and key file; the handshake happens in the request's thread)
 and optional basic auth (one user; compared in constant time; 401 with
-``WWW-Authenticate``). Each request runs in its own thread; access lines go to the
+``WWW-Authenticate``). Connections are served by a bounded pool of threads
+(:data:`WORKERS`); while all are busy new ones wait in the kernel's listen backlog
+(:data:`BACKLOG`), never refused. A response leaves in one write, with Nagle's algorithm
+off, so a keep-alive client is never held by a delayed ACK. Access lines go to the
 ``logging`` module at debug level, and never carry credentials.
 """
 
@@ -18,11 +21,12 @@ import binascii
 import hmac
 import json
 import logging
+import queue
 import socket
 import ssl
 import threading
 from collections.abc import Callable
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler, HTTPServer
 from typing import Any
 from urllib.parse import parse_qs, unquote, urlsplit
 
@@ -32,7 +36,12 @@ from correlator.view import View
 
 METRICS_TYPE = "text/plain; version=0.0.4; charset=utf-8"
 _OPEN = frozenset({"/healthz", "/readyz"})  # probes never authenticate
-_TIMEOUT_S = 30.0  # an idle or stuck connection (or TLS handshake) is dropped after this
+_TIMEOUT_S = 10.0  # an idle or stuck connection (or TLS handshake) is dropped after this
+WORKERS = 32
+"""Connections served at once."""
+BACKLOG = 1024
+"""Connections the kernel holds while every worker is busy."""
+_BUFFER = 1 << 18  # a response up to this size leaves in one write
 
 _log = logging.getLogger(__name__)
 
@@ -65,8 +74,7 @@ class HttpServer:
     def close(self) -> None:
         """Stop serving and release the port."""
         if self._server is not None:
-            self._server.shutdown()
-            self._server.server_close()
+            self._server.stop()
             assert self._thread is not None
             self._thread.join()
             self._server = None
@@ -93,15 +101,48 @@ def _tls_context(cert: str, key: str) -> ssl.SSLContext:
     return context
 
 
-class _Server(ThreadingHTTPServer):
-    daemon_threads = True
+class _Server(HTTPServer):
+    request_queue_size = BACKLOG
 
     def __init__(self, address: tuple[str, int], handler: type[BaseHTTPRequestHandler],
                  app: HttpServer) -> None:
         if ":" in address[0]:
             self.address_family = socket.AF_INET6
         self.app = app
+        self._connections: queue.SimpleQueue[tuple[Any, Any] | None] = queue.SimpleQueue()
+        self._free = threading.BoundedSemaphore(WORKERS)
+        self._closing = threading.Event()
         super().__init__(address, handler)
+        for n in range(WORKERS):  # daemons: an idle keep-alive connection never holds exit
+            threading.Thread(target=self._work, name=f"http-{n}", daemon=True).start()
+
+    def process_request(self, request: Any, client_address: Any) -> None:
+        """Hand the connection to a free worker; wait for one (the next connections wait
+        in the backlog meanwhile)."""
+        while not self._free.acquire(timeout=0.2):
+            if self._closing.is_set():
+                self.shutdown_request(request)
+                return
+        self._connections.put((request, client_address))
+
+    def _work(self) -> None:
+        while (connection := self._connections.get()) is not None:
+            request, client_address = connection
+            try:
+                self.finish_request(request, client_address)
+            except Exception:
+                self.handle_error(request, client_address)
+            finally:
+                self.shutdown_request(request)
+                self._free.release()
+
+    def stop(self) -> None:
+        """Stop accepting, release the port, end the idle workers."""
+        self._closing.set()
+        self.shutdown()
+        self.server_close()
+        for _ in range(WORKERS):
+            self._connections.put(None)
 
     def finish_request(self, request: Any, client_address: Any) -> None:
         tls = self.app.tls
@@ -123,6 +164,8 @@ class _Handler(BaseHTTPRequestHandler):
     server: _Server
     protocol_version = "HTTP/1.1"
     timeout = _TIMEOUT_S
+    wbufsize = _BUFFER  # headers and body written together, at the end of the request
+    disable_nagle_algorithm = True
     server_version, sys_version = "fabcorr", ""
 
     def do_GET(self) -> None:
@@ -147,8 +190,7 @@ class _Handler(BaseHTTPRequestHandler):
         if path == "/healthz":
             return 200, "text/plain; charset=utf-8", b"ok\n"
         if path == "/readyz":
-            ready = app.view().ready
-            return (200, "text/plain; charset=utf-8", b"ready\n") if ready else \
+            return (200, "text/plain; charset=utf-8", b"ready\n") if app.view().serving else \
                 (503, "text/plain; charset=utf-8", b"not ready\n")
         status, body = api.handle(app.view(), self.command, path,
                                   parse_qs(query, keep_blank_values=True))

@@ -26,7 +26,9 @@ import json
 import logging
 import time
 from collections import Counter
+from collections.abc import Awaitable, Callable
 from pathlib import Path
+from typing import TypeVar
 
 from correlator.attribution.accumulate import Interval
 from correlator.attribution.attribute import Attribution
@@ -39,6 +41,7 @@ from correlator.sflow.accounting import Totals
 from correlator.sflow.receiver import Receiver, ReceiverPool, Worker, interval_end, serve
 from correlator.view import View
 from inventory.discovery import discover_all
+from inventory.errors import SourceTimeout
 from inventory.factfile import read_facts
 from inventory.facts import FactSet, merge_all
 from inventory.kubernetes.inventory import build_inventory
@@ -50,6 +53,8 @@ from topology.snapshot import load_snapshot, save_snapshot
 
 _log = logging.getLogger(__name__)
 _ENDED_KEPT = 50  # recent ended hotspots in the view
+_T = TypeVar("_T")
+_KUBERNETES_READY_S = 300.0
 
 
 class Service:
@@ -72,6 +77,7 @@ class Service:
         self._publishing = asyncio.Lock()
         self._publishing_task: asyncio.Future[None] | None = None  # kept while shielded
         self._published = 0
+        self._components: dict[str, bool] = {}
 
     async def run(self, stop: asyncio.Event) -> None:
         """Serve until ``stop`` is set, then attribute what is left and return."""
@@ -88,32 +94,31 @@ class Service:
         self.http = http
         tasks: list[asyncio.Task[None]] = []
         try:
-            fabric = await self._first_fabric()
-            self.view = dataclasses.replace(self.view, fabric=fabric, ready=True)
-            _log.info("ready: %d graph nodes; metrics and API on %s:%d",
-                      fabric.graph.number_of_nodes(), host, http.port)
+            fabric = await _unless_stopped(self._first_fabric(), stop)
+            if fabric is None:
+                _log.info("stopped before the fabric was built")
+                return
             start = time.time()
             if config.sflow.workers > 1:
                 self._pool = ReceiverPool(config.sflow).__enter__()
             else:
                 self._worker = Worker(start, config.interval_s)
                 self._receiver = await serve(config.sflow, self._worker)
-            if self._switches:
-                self._collector = Collector(self._switches, config.telemetry_interval_s,
-                                            self.engine.readings)
-                tasks.append(asyncio.create_task(self._collector.run(stop), name="telemetry"))
-            tasks.append(asyncio.create_task(self._intervals(stop, start), name="intervals"))
-            if config.switches and config.topology.discover_every_s > 0:
-                tasks.append(asyncio.create_task(self._rediscover(stop), name="discovery"))
-            if self._kubernetes is not None:
-                tasks.append(asyncio.create_task(self._follow_kubernetes(stop), name="k8s"))
+            components = self._components_from(start)
+            self._components = dict.fromkeys(components, True)
+            self.view = dataclasses.replace(self.view, fabric=fabric, ready=True,
+                                            components=dict(self._components))
+            _log.info("ready: %d graph nodes; metrics and API on %s:%d",
+                      fabric.graph.number_of_nodes(), host, http.port)
+            tasks = [asyncio.create_task(self._supervise(name, *work, stop), name=name)
+                     for name, work in components.items()]
             await stop.wait()
         finally:
             for task in tasks:
                 task.cancel()
             await asyncio.gather(*tasks, return_exceptions=True)
             if self.view.ready:
-                await self._close_interval(time.time())
+                await self._close_interval()
             _log.info("stopped: %d intervals attributed, %d flow samples received",
                       self._published, self.engine.totals.samples.get("flow", 0))
             if self._receiver is not None:
@@ -124,6 +129,56 @@ class Service:
                 self._kubernetes.stop()
             http.close()
 
+    def _components_from(self, start: float) -> dict[str, tuple[Callable[
+            [asyncio.Event], Awaitable[None]], float | None]]:
+        """The supervised tasks, by name: (work, every), work running until the stop, or
+        every so many seconds."""
+        config = self.config
+        components: dict[str, tuple[Callable[[asyncio.Event], Awaitable[None]],
+                                    float | None]] = {}
+        if self._switches:
+            self._collector = Collector(self._switches, config.telemetry_interval_s,
+                                        self.engine.readings)
+            components["telemetry"] = self._collector.run, None
+        components["intervals"] = (lambda stop: self._intervals(stop, start)), None
+        if config.switches and config.topology.discover_every_s > 0:
+            components["discovery"] = self._rediscover, config.topology.discover_every_s
+        if self._kubernetes is not None:
+            components["kubernetes"] = self._follow_kubernetes, config.kubernetes.refresh_s
+        return components
+
+    async def _supervise(self, name: str, work: Callable[[asyncio.Event], Awaitable[None]],
+                         every: float | None, stop: asyncio.Event) -> None:
+        """Run ``work`` until ``stop`` (``every`` None), or every ``every`` seconds. A
+        failure is logged with its cause and ``work`` run again after a backoff (1 s,
+        doubling to 60 s); the component is down from the failure until ``work`` runs
+        again (until it succeeds, for periodic work)."""
+        wait, backoff = every or 0.0, 1.0
+        while not await _sleep(stop, wait):
+            began = time.monotonic()
+            if every is None:
+                self._set_component(name, True)
+            try:
+                await work(stop)
+            except Exception as exc:
+                if time.monotonic() - began >= 60:  # it ran a good while: start over
+                    backoff = 1.0
+                _log.error("%s failed, again in %g s: %s: %s", name, backoff,
+                           type(exc).__name__, exc, exc_info=exc)
+                self._set_component(name, False)
+                wait, backoff = backoff, min(2 * backoff, 60.0)
+                continue
+            if every is None:
+                return
+            self._set_component(name, True)
+            wait, backoff = every, 1.0
+
+    def _set_component(self, name: str, up: bool) -> None:
+        if self._components.get(name) == up:
+            return
+        self._components[name] = up
+        self.view = dataclasses.replace(self.view, components=dict(self._components))
+
     # -- the fabric ---------------------------------------------------------------------
 
     async def _first_fabric(self) -> FabricGraph:
@@ -133,7 +188,13 @@ class Service:
             self._kubernetes = LiveKubernetes(api_client(kubernetes.kubeconfig or None,
                                                          kubernetes.context or None))
             self._kubernetes.start()
-            await asyncio.to_thread(self._kubernetes.wait_ready, 300.0)
+            try:
+                async with asyncio.timeout(_KUBERNETES_READY_S):  # no thread left waiting
+                    while not self._kubernetes.ready():         # when a stop comes
+                        await asyncio.sleep(0.05)
+            except TimeoutError as exc:
+                raise SourceTimeout(f"Kubernetes: the initial lists did not complete in "
+                                    f"{_KUBERNETES_READY_S:g} s") from exc
         if topology.snapshot and not self.config.switches:
             fabric = await asyncio.to_thread(load_snapshot, topology.snapshot)
             known = self._known_facts()
@@ -184,16 +245,13 @@ class Service:
             self.view = dataclasses.replace(self.view, fabric=fabric)
 
     async def _rediscover(self, stop: asyncio.Event) -> None:
-        every = self.config.topology.discover_every_s
-        while not await _sleep(stop, every):
-            await self._discover()
-            await self._swap(await asyncio.to_thread(self._build))
+        await self._discover()
+        await self._swap(await asyncio.to_thread(self._build))
 
     async def _follow_kubernetes(self, stop: asyncio.Event) -> None:
         assert self._kubernetes is not None
-        while not await _sleep(stop, self.config.kubernetes.refresh_s):
-            if self._kubernetes.version != self._kubernetes_built:
-                await self._swap(await asyncio.to_thread(self._build))
+        if self._kubernetes.version != self._kubernetes_built:
+            await self._swap(await asyncio.to_thread(self._build))
 
     # -- intervals ----------------------------------------------------------------------
 
@@ -201,7 +259,10 @@ class Service:
         end = interval_end(start, self.config.interval_s)
         while True:
             if self._pool is not None:
-                closed = [await asyncio.to_thread(self._pool.next_interval)]
+                # gathered in a thread; what a cancelled wait gathered stays in the pool
+                if not await asyncio.to_thread(self._pool.wait, 0.5):
+                    continue
+                closed = self._pool.take()
             else:
                 if await _sleep(stop, end - time.time()):
                     return
@@ -233,13 +294,22 @@ class Service:
         self._receiver.drain()
         return self._worker.close(now)
 
-    async def _close_interval(self, now: float) -> None:
-        """Attribute what was received since the last boundary (at shutdown), after
-        the intervals being published when the stop came."""
+    async def _close_interval(self) -> None:
+        """At shutdown: refuse new datagrams, read those queued, and attribute what was
+        received since the last boundary, after the intervals being published when the
+        stop came."""
         if self._publishing_task is not None:
             await asyncio.gather(self._publishing_task, return_exceptions=True)
-        if self._worker is not None:
-            for interval, totals in [*self._closed(now), self._worker.take(now)]:
+        if self._pool is not None:
+            rest = await asyncio.to_thread(self._pool.finish)
+        elif self._worker is not None and self._receiver is not None:
+            self._receiver.refuse()
+            now = time.time()
+            rest = [*self._closed(now), self._worker.take(now)]
+        else:
+            rest = []
+        for interval, totals in rest:
+            if interval.seconds > 0:  # not the empty one a stop right on a boundary leaves
                 await self._publish(interval, totals)
 
     async def _publish(self, interval: Interval, totals: Totals) -> None:
@@ -251,7 +321,8 @@ class Service:
             view = await asyncio.to_thread(self.engine.close, self.view.fabric, interval,
                                            totals, health)
             self._published += 1
-            self.view = dataclasses.replace(view, attribution_s=time.perf_counter() - began)
+            self.view = dataclasses.replace(view, attribution_s=time.perf_counter() - began,
+                                            components=dict(self._components))
             await asyncio.to_thread(self.exposition.render)  # scrapes get it ready-made
             if self.config.attribution_log:
                 assert view.attribution is not None
@@ -272,6 +343,19 @@ def _switch_facts(facts: FactSet, switches: set[str]) -> FactSet:
                    interfaces=tuple(i for i in facts.interfaces if i.switch in switches),
                    neighbors=tuple(n for n in facts.neighbors
                                    if n.reporter == "switch" and n.local_device in switches))
+
+
+async def _unless_stopped(work: Awaitable[_T], stop: asyncio.Event) -> _T | None:
+    """The result of ``work``, or None (``work`` cancelled) if ``stop`` is set first."""
+    task = asyncio.ensure_future(work)
+    stopped = asyncio.ensure_future(stop.wait())
+    await asyncio.wait([task, stopped], return_when=asyncio.FIRST_COMPLETED)
+    stopped.cancel()
+    if task.done():
+        return task.result()
+    task.cancel()
+    await asyncio.gather(task, return_exceptions=True)
+    return None
 
 
 def _append_log(path: str, result: Attribution, received: Totals) -> None:

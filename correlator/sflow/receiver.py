@@ -12,6 +12,10 @@ datagram whenever the socket is readable (:func:`serve`); to use more cores,
 :class:`ReceiverPool` starts processes that each bind the same port with ``SO_REUSEPORT``
 (the kernel spreads agents over them) and hand over each interval to the parent, which
 merges them.
+
+A stop loses nothing: the socket first refuses new datagrams (:func:`refuse`: senders get
+"port unreachable", as from a closed port), then every datagram already queued is read
+and counted in the last interval.
 """
 
 from __future__ import annotations
@@ -24,6 +28,7 @@ import os
 import queue
 import socket
 import struct
+import threading
 import time
 from dataclasses import dataclass
 
@@ -79,6 +84,19 @@ def open_socket(config: ReceiverConfig, reuse_port: bool = False) -> socket.sock
         sock.close()
         raise
     return sock
+
+
+def refuse(sock: socket.socket) -> None:
+    """Take no more datagrams on ``sock``; those already queued stay readable.
+
+    Connecting a UDP socket to itself makes the kernel match it for its own datagrams
+    only: every other sender's datagram finds no socket and is answered "port
+    unreachable", as if the socket were closed, while the receive queue is kept.
+    """
+    host, port = sock.getsockname()[:2]
+    if host in ("0.0.0.0", "::"):
+        host = "::1" if sock.family == socket.AF_INET6 else "127.0.0.1"
+    sock.connect((host, port))
 
 
 def receive_buffer(sock: socket.socket) -> int:
@@ -193,17 +211,28 @@ class Receiver:
         self._loop.add_reader(sock.fileno(), self.drain)
 
     def drain(self) -> None:
-        receive, handle = self.socket.recvmsg, self.worker.handle
-        while True:
-            try:
-                data, ancillary, _, _ = receive(MAX_DATAGRAM, _ANCILLARY)
-            except (BlockingIOError, InterruptedError):
-                return
-            handle(data, arrival(ancillary, time.time()))
+        _drain(self.socket, self.worker)
+
+    def refuse(self) -> None:
+        """Take no more datagrams (:func:`refuse`); :meth:`drain` still reads the queued."""
+        self._loop.remove_reader(self.socket.fileno())
+        refuse(self.socket)
 
     def close(self) -> None:
-        self._loop.remove_reader(self.socket.fileno())
-        self.socket.close()
+        if self.socket.fileno() >= 0:
+            self._loop.remove_reader(self.socket.fileno())
+            self.socket.close()
+
+
+def _drain(sock: socket.socket, worker: Worker) -> None:
+    """Hand ``worker`` every datagram queued on the non-blocking ``sock``."""
+    receive, handle = sock.recvmsg, worker.handle
+    while True:
+        try:
+            data, ancillary, _, _ = receive(MAX_DATAGRAM, _ANCILLARY)
+        except (BlockingIOError, InterruptedError):
+            return
+        handle(data, arrival(ancillary, time.time()))
 
 
 async def serve(config: ReceiverConfig, worker: Worker) -> Receiver:
@@ -216,8 +245,11 @@ async def serve(config: ReceiverConfig, worker: Worker) -> Receiver:
 class ReceiverPool:
     """``workers`` processes on one port (``SO_REUSEPORT``); use as a context manager.
 
-    :meth:`next_interval` returns each wall-clock interval merged across the workers, with
-    their counts; :meth:`cut` starts a new segment in every worker.
+    :meth:`wait` gathers what the workers hand over, and :meth:`take` returns each
+    wall-clock interval that every worker has handed over, merged, with their counts;
+    :meth:`cut` starts a new segment in every worker; :meth:`finish` stops them and
+    returns the rest, the interval in progress last. An interval gathered by a
+    :meth:`wait` whose caller gave up is kept for the next :meth:`take`.
     ``port`` must be a fixed port: with port 0 each worker would get its own.
     """
 
@@ -232,6 +264,9 @@ class ReceiverPool:
                             name=f"fabcorr-sflow-{i}", daemon=True)
             for i, control in enumerate(self._controls)]
         self._pending: dict[float, list[tuple[Interval, Totals]]] = {}
+        self._complete: list[tuple[Interval, Totals]] = []
+        self._done = 0  # workers that have handed over their last interval
+        self._lock = threading.Lock()
 
     def __enter__(self) -> ReceiverPool:
         for process in self._processes:
@@ -247,9 +282,10 @@ class ReceiverPool:
         self.close()
 
     def close(self) -> None:
+        """End the workers at once (what they hold is lost: :meth:`finish` keeps it)."""
         for control in self._controls:
             with contextlib.suppress(Exception):
-                control.put(("stop", 0.0))
+                control.put(("exit", 0.0))
         for process in self._processes:
             process.join(timeout=5)
             if process.is_alive():
@@ -259,23 +295,69 @@ class ReceiverPool:
         for control in self._controls:
             control.put(("cut", at))
 
+    def wait(self, timeout_s: float) -> bool:
+        """Gather hand-overs for up to ``timeout_s``; whether an interval is complete."""
+        deadline = time.monotonic() + timeout_s
+        with self._lock:
+            while not self._complete:
+                try:
+                    item = self._results.get(timeout=max(0.0, deadline - time.monotonic()))
+                except queue.Empty:
+                    return False
+                self._gather(*item)
+            return True
+
+    def take(self) -> list[tuple[Interval, Totals]]:
+        """The intervals every worker has handed over, oldest first."""
+        with self._lock:
+            complete, self._complete = self._complete, []
+            return complete
+
     def next_interval(self, timeout_s: float | None = None) -> tuple[Interval, Totals]:
-        """Block until every worker has handed over the same interval; merge them."""
+        """Block until an interval is complete (TimeoutError after ``timeout_s``)."""
         deadline = None if timeout_s is None else time.monotonic() + timeout_s
-        while True:
-            wait = None if deadline is None else max(0.0, deadline - time.monotonic())
-            try:
-                end, interval, totals = self._results.get(timeout=wait)
-            except queue.Empty:
-                raise TimeoutError("no interval from the sFlow workers in time") from None
-            parts = self._pending.setdefault(end, [])
-            parts.append((interval, totals))
-            if len(parts) == len(self._processes):
-                del self._pending[end]
-                totals = Totals()
-                for _, part in parts:
-                    totals.add(part)
-                return merge([i for i, _ in parts]), totals
+        while not self.wait(1.0 if deadline is None else deadline - time.monotonic()):
+            if deadline is not None and time.monotonic() >= deadline:
+                raise TimeoutError("no interval from the sFlow workers in time")
+        with self._lock:
+            return self._complete.pop(0)
+
+    def finish(self, timeout_s: float = 3.0) -> list[tuple[Interval, Totals]]:
+        """Stop the workers without losing a datagram: every one refuses new datagrams
+        and reads those queued; then all close at the same moment, the latest of their
+        refusals, and hand over the rest. What was not taken yet, oldest first."""
+        deadline = time.monotonic() + timeout_s
+        for control in self._controls:
+            control.put(("refuse", 0.0))
+        refused = [0.0]
+        with contextlib.suppress(queue.Empty):
+            for _ in self._processes:
+                refused.append(self._ready.get(timeout=max(0.0, deadline - time.monotonic())))
+        for control in self._controls:
+            control.put(("stop", max(refused)))
+        with self._lock:
+            with contextlib.suppress(queue.Empty):
+                while self._done < len(self._processes):
+                    self._gather(*self._results.get(
+                        timeout=max(0.0, deadline - time.monotonic())))
+            complete, self._complete = self._complete, []
+        self.close()
+        return complete
+
+    def _gather(self, end: float | None, interval: Interval | None,
+                totals: Totals | None) -> None:
+        """One worker's hand-over (``None``: it has ended)."""
+        if end is None or interval is None or totals is None:
+            self._done += 1
+            return
+        parts = self._pending.setdefault(end, [])
+        parts.append((interval, totals))
+        if len(parts) == len(self._processes):
+            del self._pending[end]
+            merged = Totals()
+            for _, part in parts:
+                merged.add(part)
+            self._complete.append((merge([i for i, _ in parts]), merged))
 
 
 def _work(config: ReceiverConfig, results: multiprocessing.Queue,
@@ -308,7 +390,20 @@ def _work(config: ReceiverConfig, results: multiprocessing.Queue,
             with contextlib.suppress(queue.Empty):
                 while True:
                     command, at = control.get_nowait()
-                    if command == "stop":
+                    if command == "exit":
                         sock.close()
                         return
-                    worker.accumulator.cut(at)
+                    if command == "refuse":
+                        refuse(sock)
+                        sock.setblocking(False)
+                        _drain(sock, worker)
+                        sock.settimeout(_CHECK_S)
+                        ready.put(time.time())
+                    elif command == "stop":
+                        for interval, totals in [*worker.close(at), worker.take(at)]:
+                            results.put((interval.end, interval, totals))
+                        results.put((None, None, None))
+                        sock.close()
+                        return
+                    else:
+                        worker.accumulator.cut(at)

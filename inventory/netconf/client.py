@@ -54,6 +54,9 @@ async def get(host: str, options: NetconfOptions, filters: Sequence[str],
         line.cut()
         raise failure(SourceTimeout, "timeout", f"{host}:{options.port}: no NETCONF reply "
                       f"within {options.timeout_s:g}s") from exc
+    except asyncio.CancelledError:
+        line.cut()  # a stop: the thread ends with its connection, not at its deadline
+        raise
 
 
 def _fetch(line: _Line, host: str, options: NetconfOptions, filters: Sequence[str],

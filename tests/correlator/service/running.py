@@ -50,8 +50,8 @@ class RunningService:
 
     def __init__(self, folder: Path, interval_s: float = 1.0, *,
                  tls: tuple[Path, Path] | None = None, auth: tuple[str, str] | None = None,
-                 **config: object) -> None:
-        self.folder, self.interval_s = folder, interval_s
+                 sflow_workers: int = 1, **config: object) -> None:
+        self.folder, self.interval_s, self.sflow_workers = folder, interval_s, sflow_workers
         self.tls, self.auth = tls, auth
         self.facts = read_facts([EXAMPLE / "facts.yaml"])
         self.http_port, self.sflow_port = free_port(), free_port(socket.SOCK_DGRAM)
@@ -103,7 +103,8 @@ class RunningService:
                 "kubernetes": {"source": [str(EXAMPLE / "kubernetes")]},
                 "topology": {"discover_every_s": 0},
                 "telemetry": {"interval_s": self.interval_s},
-                "sflow": {"listen": f"127.0.0.1:{self.sflow_port}"},
+                "sflow": {"listen": f"127.0.0.1:{self.sflow_port}",
+                          "workers": self.sflow_workers},
                 "attribution": {"interval_s": self.interval_s, "log": str(self.log)},
                 **self.extra}
 

@@ -2,9 +2,13 @@
 auth and TLS."""
 
 import base64
+import http.client
 import json
+import selectors
 import socket
 import ssl
+import statistics
+import time
 import urllib.error
 import urllib.request
 from dataclasses import replace
@@ -140,3 +144,59 @@ def test_close_releases_the_port(view):
     server.close()
     with pytest.raises(ConnectionRefusedError), socket.create_connection(("127.0.0.1", port)):
         pass
+
+
+@pytest.mark.parametrize("clients", [300, 1000])
+def test_simultaneous_clients_are_all_answered(serve, view, clients):
+    """Every client connects at once (far more than the workers: the rest wait in the
+    listen backlog), then all send; every one gets its 200. Prints the p99."""
+    port = serve(Holder(view)).port
+    request = b"GET /api/v1/status HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"
+    selector = selectors.DefaultSelector()
+    sockets = []
+    try:
+        for _ in range(clients):
+            sock = socket.create_connection(("127.0.0.1", port), timeout=30)
+            sock.setblocking(False)
+            sockets.append(sock)
+        began = time.monotonic()
+        for sock in sockets:
+            sock.send(request)
+            selector.register(sock, selectors.EVENT_READ, [])
+        took, answers = [], []
+        deadline = began + 120
+        while len(answers) < clients:
+            assert time.monotonic() < deadline, f"{len(answers)} of {clients} answered"
+            for key, _ in selector.select(timeout=1):
+                data = key.fileobj.recv(65536)
+                key.data.append(data)
+                if not data:  # the server closed: the answer is whole
+                    selector.unregister(key.fileobj)
+                    answers.append(b"".join(key.data))
+                    took.append(time.monotonic() - began)
+    finally:
+        selector.close()
+        for sock in sockets:
+            sock.close()
+    assert [answer.split(b" ", 2)[1] for answer in answers] == [b"200"] * clients
+    assert all(answer.endswith(b"}") for answer in answers)
+    p99 = statistics.quantiles(took, n=100)[98]
+    print(f"{clients} simultaneous clients answered, p99 {p99 * 1000:.0f} ms")
+
+
+def test_a_keep_alive_client_is_not_held_by_a_delayed_ack(serve, view):
+    """Headers and body leave in one write, Nagle off: a request on a kept-alive
+    connection is not held ~40 ms waiting for the client's delayed ACK."""
+    port = serve(Holder(view)).port
+    connection = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+    took = []
+    for _ in range(40):
+        began = time.perf_counter()
+        connection.request("GET", "/api/v1/status")
+        response = connection.getresponse()
+        assert (response.status, json.loads(response.read())["ready"]) == (200, True)
+        took.append(time.perf_counter() - began)
+    connection.close()
+    median = statistics.median(took)
+    print(f"keep-alive request median {median * 1000:.1f} ms")
+    assert median < 0.02

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import json
 import re
+import shutil
 import socket
 import subprocess
 import threading
@@ -61,10 +62,12 @@ EXPECTED_ALERTS = {
     ("FabcorrCollectorDown", (("switch", DOWN),)),
     ("FabcorrSflowLoss", ()),
     ("FabcorrSflowRejects", (("reason", "bad-version"),)),
+    ("FabcorrComponentDown", (("component", "discovery"),)),
 }
 ALERT_KEYS = {"FabcorrHotspotActive": ("direction", "port", "switch"),
               "FabcorrNoisyNeighbour": ("tenant",), "FabcorrCollectorDown": ("switch",),
-              "FabcorrSflowLoss": (), "FabcorrSflowRejects": ("reason",)}
+              "FabcorrSflowLoss": (), "FabcorrSflowRejects": ("reason",),
+              "FabcorrComponentDown": ("component",)}
 
 
 def _manifests() -> dict[str, list[dict[str, Any]]]:
@@ -401,11 +404,16 @@ class _Lab(RunningService):
     sflow: _Sflow
 
     """:class:`RunningService` with EOS switches (their gNMI has PFC counters; OpenConfig's
-    has none) counting what :func:`_counters` says, and the hotspot thresholds above."""
+    has none) counting what :func:`_counters` says, the hotspot thresholds above, and
+    rediscovery every second from a copy of the Kubernetes dumps (:attr:`dumps`)."""
 
     def __init__(self, folder: Path) -> None:
+        self.dumps = folder / "kubernetes"
+        shutil.copytree(EXAMPLE / "kubernetes", self.dumps)
         super().__init__(folder, interval_s=1.0,
-                         attribution={"interval_s": 1.0, "thresholds": THRESHOLDS})
+                         attribution={"interval_s": 1.0, "thresholds": THRESHOLDS},
+                         kubernetes={"source": [str(self.dumps)]},
+                         topology={"discover_every_s": 1})
 
     def _config(self) -> dict:  # called once the targets run, before the service starts
         start = time.time()
@@ -420,10 +428,12 @@ class _Lab(RunningService):
 @pytest.fixture(scope="module")
 def service(tmp_path_factory) -> Iterator[RunningService]:
     """``fabcorr run`` on the lab above, leaf04's target stopped once the service is ready
-    (its collector then fails), the sFlow sender going."""
+    (its collector then fails), the Kubernetes dumps gone (rediscovery then fails), the
+    sFlow sender going."""
     with _Lab(tmp_path_factory.mktemp("service")) as running:
         (down,) = [t for t in running.targets if t.switch.name == DOWN]
         down.stop()
+        running.dumps.rename(running.dumps.with_name("gone"))
         sflow = running.sflow = _Sflow(running)
         sflow.start()
         try:

@@ -33,9 +33,9 @@ def test_a_stop_while_an_interval_is_attributed_still_publishes_and_logs_it(tmp_
                 assert shutting_down.wait(60), "the service never closed its last interval"
             return attribute(*args, **kwargs)
 
-        async def close_interval_noted(self, now):
+        async def close_interval_noted(self):
             shutting_down.set()
-            await close_interval(self, now)
+            await close_interval(self)
 
         monkeypatch.setattr(engine_module, "attribute", attribute_held)
         monkeypatch.setattr(Service, "_close_interval", close_interval_noted)
