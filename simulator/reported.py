@@ -1,7 +1,8 @@
 """What fabcorr reported, read back as data for :mod:`simulator.score`.
 
 - the service's attribution log (``attribution.log``): JSON lines ``{"attribution": ...,
-  "received": ...}``, one per interval; it holds no hotspots;
+  "received": ...}``, one per interval, then maybe a correction of it (the same ``start``,
+  ``replaces``): the last of each ``start`` counts; it holds no hotspots;
 - ``fabcorr attribute -o json``: one document with ``attributions`` and ``hotspots``;
 - ``fabcorr hotspots -o json`` or ``/api/v1/hotspots``: a list of hotspots.
 
@@ -20,7 +21,8 @@ Data = dict[str, Any]
 
 
 def read_log(path: str | Path) -> tuple[list[Data], list[Data] | None]:
-    """The attributions of a log or of a ``fabcorr attribute -o json`` document, and
+    """The attributions of a log (the last line of each ``start``, where the start first
+    came) or of a ``fabcorr attribute -o json`` document (one per interval already), and
     its hotspots (None: the file has none)."""
     text = _text(path)
     try:
@@ -29,16 +31,17 @@ def read_log(path: str | Path) -> tuple[list[Data], list[Data] | None]:
         document = None  # JSON lines
     if isinstance(document, dict) and "attributions" in document:
         return document["attributions"], document.get("hotspots")
-    attributions = []
+    attributions: dict[float, Data] = {}  # a correction replaces the line of its start
     for number, line in enumerate(text.splitlines(), 1):
         if not line.strip():
             continue
         try:
-            attributions.append(json.loads(line)["attribution"])
+            attribution = json.loads(line)["attribution"]
+            attributions[attribution["start"]] = attribution
         except (ValueError, KeyError, TypeError) as exc:
             raise ConfigError(str(path), f"line {number}",
                               f"not an attribution log line: {exc!r}") from exc
-    return attributions, None
+    return list(attributions.values()), None
 
 
 def read_hotspots(path: str | Path) -> list[Data]:

@@ -278,6 +278,33 @@ def test_cli_scores_a_log_and_a_hotspot_list(tmp_path, capsys):
     assert "does not match" in capsys.readouterr().err
 
 
+def test_a_corrected_interval_counts_by_its_correction(tmp_path, capsys):
+    """A provisional T0 whose shares miss the truth, T0 + 10, then T0's correction
+    (``replaces``) inside it: the reader keeps T0's correction where T0 first came, and the
+    scorer scores it; without the correction T0 is a miss."""
+    write_truth(tmp_path / "truth.jsonl", [_truth(T0, {"a": 600, "b": 400}),
+                                           _truth(T0 + 10, {"a": 600, "b": 400})])
+    inside = _link(200, a=(0.62, 0.55, 0.65), b=(0.38, 0.35, 0.45))
+    outside = _link(200, a=(0.9, 0.85, 0.95), b=(0.1, 0.05, 0.15))
+    later = _link(200, T0 + 10, a=(0.62, 0.55, 0.65), b=(0.38, 0.35, 0.45))
+    records = [_attribution(T0, outside) | {"provisional": True, "replaces": False},
+               _attribution(T0 + 10, later) | {"provisional": False, "replaces": False},
+               _attribution(T0, inside) | {"provisional": False, "replaces": True}]
+    (tmp_path / "hot.json").write_text("[]")
+    args = ["simulate", "score", "--truth", str(tmp_path / "truth.jsonl"), "--log",
+            str(tmp_path / "log.jsonl"), "--hotspots", str(tmp_path / "hot.json"), "-o", "json"]
+    found = []
+    for logged in (records, records[:2]):
+        (tmp_path / "log.jsonl").write_text("".join(
+            json.dumps({"attribution": record, "received": {}}) + "\n" for record in logged))
+        found.append(read_log(tmp_path / "log.jsonl"))
+        main(args)
+        data = json.loads(capsys.readouterr().out)
+        found.append((data["link_intervals"], data["within"]))
+    assert found == [([records[2], records[1]], None), (2, 2),
+                     ([records[0], records[1]], None), (2, 1)]
+
+
 def test_cli_reads_fabcorr_attribute_json(tmp_path, capsys):
     truth = [_truth(T0, {"a": 5})]
     write_truth(tmp_path / "truth.jsonl", truth)
