@@ -18,6 +18,14 @@ the interval's end: the caller closes an interval once :meth:`Engine.covered` sa
 port has one, or after :attr:`Engine.counter_wait_s` (then the ports still behind are
 carried on at their last rate, and say ``provisional``). A port without telemetry has the
 rates of its latest sFlow counter samples.
+
+An interval attributed with any such port is ``provisional``, and the engine keeps what it
+needs to attribute it again (its samples, the rates it used) until :meth:`Engine.corrections`
+finds those ports read past its end: then it is attributed again with their rates over
+exactly the interval, the other ports' as they were, and the correction ``replaces`` the
+first attribution. An interval still behind :data:`CORRECTION_PERIODS` telemetry periods
+after its end stays provisional (logged). Hotspots are judged once, on an interval's first
+attribution: a correction changes no hotspot.
 """
 
 from __future__ import annotations
@@ -27,6 +35,7 @@ import logging
 import threading
 from collections import Counter
 from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
 
 from correlator.attribution.accumulate import Interval
 from correlator.attribution.attribute import OUTSIDE, Attribution, attribute
@@ -41,9 +50,12 @@ from inventory.counters import PortCounters
 from topology.graph import FabricGraph
 from topology.schema import id_name
 
-__all__ = ["Engine", "interface_reading"]
+__all__ = ["CORRECTION_PERIODS", "Engine", "interface_reading"]
 
 _log = logging.getLogger(__name__)
+
+CORRECTION_PERIODS = 10
+"""Telemetry periods past its end a provisional interval is kept for its correction."""
 
 
 def interface_reading(switch: str, port: str, at: float, counters: InterfaceCounters
@@ -68,6 +80,18 @@ def interface_reading(switch: str, port: str, at: float, counters: InterfaceCoun
                         speed_bps=counters.speed or None)
 
 
+@dataclass(frozen=True, slots=True)
+class _Provisional:
+    """A provisional interval, kept for its correction: what it was attributed from and
+    the ports whose rates were carried on."""
+
+    fabric: FabricGraph
+    interval: Interval
+    totals: Totals
+    rates: dict[str, Rates]
+    behind: frozenset[str]
+
+
 class Engine:
     """Rates, attribution and hotspots, interval after interval.
 
@@ -90,6 +114,9 @@ class Engine:
         self._counters = IntervalRates()  # telemetry
         self._telemetry: dict[str, Rates] = {}  # port ID -> rates of the last interval
         self._sflow: dict[str, Rates] = {}  # port ID -> rates from sFlow counter samples
+        self._last_start: float | None = None  # of the last interval closed
+        self._provisional: dict[float, _Provisional] = {}  # by start, oldest first
+        self._given_up: frozenset[str] = frozenset()  # ports behind when it last gave up
         self._lock = threading.Lock()  # readings arrive while an interval is closed
 
     @property
@@ -103,6 +130,11 @@ class Engine:
         active = sorted(self.tracker.active.values(),
                         key=lambda h: (h.start, h.port, h.direction))
         return (*self.tracker.ended, *active)
+
+    @property
+    def provisional(self) -> tuple[float, ...]:
+        """The starts of the provisional intervals kept for a correction, oldest first."""
+        return tuple(self._provisional)
 
     @property
     def counter_wait_s(self) -> float:
@@ -127,13 +159,22 @@ class Engine:
     def close(self, fabric: FabricGraph, interval: Interval, totals: Totals,
               health: Mapping[str, Health] | None = None) -> View:
         """Attribute ``interval`` (received: ``totals``) on ``fabric``, judge hotspots, and
-        return the view to publish."""
+        return the view to publish; keep the interval if it is provisional, and forget
+        those kept that ended :data:`CORRECTION_PERIODS` telemetry periods before it."""
         self._sflow_counters(fabric, interval)
         with self._lock:
             self._telemetry = self._counters.rates(interval.start, interval.end)
         rates = self.rates
         result = attribute(fabric, interval, rates, self.top_pods)
         _log_mismatches(result)
+        behind = frozenset(link.port for link in result.links
+                           if link.port in rates and rates[link.port].provisional)
+        self._give_up(interval.end - CORRECTION_PERIODS * self.telemetry_interval_s)
+        self._last_start = interval.start
+        if behind:
+            result = dataclasses.replace(result, provisional=True)
+            self._provisional[interval.start] = _Provisional(fabric, interval, totals, rates,
+                                                             behind)
         active = self.judge(result, rates)
         self.totals.add(totals)
         ended = self.tracker.ended
@@ -141,10 +182,49 @@ class Engine:
         return View(fabric, result, rates, tuple(active), tuple(kept), dict(health or {}),
                     _copy(self.totals), started=self.started, ready=True)
 
+    def corrections(self) -> list[tuple[Attribution, Totals]]:
+        """The kept provisional intervals whose ports are now read past their end,
+        attributed again (``replaces``), each with what was received in it; oldest first.
+
+        The ports that were behind get their rates over exactly the interval, the others
+        keep theirs; they are no longer kept. When the last interval closed is corrected,
+        :attr:`rates` become its corrected ones. Hotspots are not judged again.
+        """
+        found = []
+        for start, kept in list(self._provisional.items()):
+            with self._lock:
+                known = self._counters.rates(kept.interval.start, kept.interval.end,
+                                             kept.behind)
+            if any(rates.provisional for rates in known.values()):
+                continue
+            del self._provisional[start]
+            result = attribute(kept.fabric, kept.interval, {**kept.rates, **known},
+                               self.top_pods)
+            _log_mismatches(result)
+            if start == self._last_start:
+                self._telemetry = {**self._telemetry, **known}
+            found.append((dataclasses.replace(result, replaces=True), kept.totals))
+        return found
+
     def judge(self, result: Attribution, rates: Mapping[str, Rates]) -> list[Hotspot]:
         """Follow hotspots over one more attributed interval (attributed here, or read
         back from an attribution log) with its ports' ``rates``; the active ones."""
         return self.tracker.update(result, rates)
+
+    def _give_up(self, ended_before: float) -> None:
+        """Forget the kept intervals that ended before ``ended_before``: they stay
+        provisional (logged when the ports behind differ from the last time)."""
+        late = [start for start, kept in self._provisional.items()
+                if kept.interval.end < ended_before]
+        if not late:
+            return
+        behind = frozenset().union(*(self._provisional.pop(start).behind for start in late))
+        if behind != self._given_up:
+            _log.warning("%d interval(s) from %.3f stay provisional: no counter readings "
+                         "past their end within %d telemetry periods from %s", len(late),
+                         late[0], CORRECTION_PERIODS,
+                         ", ".join(sorted(id_name(port) for port in behind)))
+        self._given_up = behind
 
     def _sflow_counters(self, fabric: FabricGraph, interval: Interval) -> None:
         """Rates from the interval's sFlow counter samples, in the order they arrived."""

@@ -5,9 +5,11 @@ Datagrams go through the receiver's :class:`~correlator.sflow.receiver.Worker` b
 timestamps, which cuts them into intervals; inside an interval a segment starts wherever
 some fixed IP changed owner. Each closed interval goes to the interval engine
 (:class:`~correlator.engine.Engine`) the live service drives, after the counter readings
-up to its end: a replay gives the numbers the service would have given.
-:func:`replay_view` is what the service would know at the end of the run. Nothing here
-does I/O.
+up to its end: a replay gives the numbers the service would have given. A provisional
+interval is corrected as the service corrects it (the engine's corrections are taken
+before each interval is closed, and once every reading is in at the end): the result
+holds the last attribution of every interval. :func:`replay_view` is what the service
+would know at the end of the run. Nothing here does I/O.
 """
 
 from __future__ import annotations
@@ -54,14 +56,19 @@ def replay(fabric: FabricGraph, datagrams: Iterable[tuple[float, bytes]],
            ) -> ReplayResult:
     """Attribute a run: ``datagrams`` are (receive time, payload) in time order;
     ``readings`` are telemetry counter readings (any order), each given to the engine
-    before the interval it falls in (or ends) is closed."""
+    before the interval it falls in (or ends) is closed; a corrected interval's
+    attribution is its correction."""
     config = config or ReplayConfig()
     extra = sorted(readings, key=lambda r: r.at)
     engine = Engine(config.telemetry_interval_s or config.interval_s, config.top_pods,
                     config.thresholds)
     worker: Worker | None = None
     changes: list[float] = []
-    attributions: list[Attribution] = []
+    attributions: dict[float, Attribution] = {}  # by start
+
+    def correct() -> None:
+        for corrected, _ in engine.corrections():
+            attributions[corrected.start] = corrected
 
     def publish(closed: list[tuple[Interval, Totals]]) -> None:
         nonlocal extra
@@ -71,9 +78,10 @@ def replay(fabric: FabricGraph, datagrams: Iterable[tuple[float, bytes]],
                                       key=lambda r: r.at)
             engine.readings(extra[:due])
             extra = extra[due:]
+            correct()
             view = engine.close(fabric, interval, totals)
             assert view.attribution is not None
-            attributions.append(view.attribution)
+            attributions[interval.start] = view.attribution
 
     for at, payload in datagrams:
         if worker is None:
@@ -87,7 +95,10 @@ def replay(fabric: FabricGraph, datagrams: Iterable[tuple[float, bytes]],
         worker.handle(payload, at)
     if worker is not None:
         publish(worker.close(worker.end))
-    return ReplayResult(tuple(attributions), engine.hotspots, engine.totals, engine.rates)
+    engine.readings(extra)
+    correct()
+    return ReplayResult(tuple(attributions.values()), engine.hotspots, engine.totals,
+                        engine.rates)
 
 
 def replay_view(fabric: FabricGraph, result: ReplayResult) -> View:

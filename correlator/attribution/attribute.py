@@ -76,13 +76,20 @@ class LinkTraffic:
 
 @dataclass(frozen=True, slots=True)
 class Attribution:
-    """Every link direction of one interval, and what could not be placed."""
+    """Every link direction of one interval, and what could not be placed.
+
+    ``provisional``: some link's counters were carried on past their last reading (the
+    readings after the interval's end had not come); ``replaces``: this is a correction of
+    the interval's earlier, provisional attribution, with the counters since read.
+    """
 
     start: float
     seconds: float
     links: tuple[LinkTraffic, ...]
     unknown_ports: dict[str, int]  # "agent:ifIndex" -> samples
     unattributed_samples: int
+    provisional: bool = False
+    replaces: bool = False
 
 
 @dataclass(slots=True)

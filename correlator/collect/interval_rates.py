@@ -15,6 +15,7 @@ allows is implausible and left out.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from correlator.collect.rates import Rates, Skip, ceiling
@@ -84,11 +85,14 @@ class IntervalRates:
         return all(p.known_until >= end for p in self._ports.values()
                    if p.last is not None and (since is None or p.last.at > since))
 
-    def rates(self, start: float, end: float) -> dict[str, Rates]:
-        """Port ID -> its rates over ``[start, end)``, for the ports known over all of it."""
+    def rates(self, start: float, end: float, ports: Iterable[str] | None = None
+              ) -> dict[str, Rates]:
+        """Port ID -> its rates over ``[start, end)``, for the ports known over all of it
+        (of ``ports`` only, when given)."""
         found: dict[str, Rates] = {}
         seconds = end - start
-        for key, port in self._ports.items():
+        for key in self._ports if ports is None else ports:
+            port = self._ports[key]
             last = port.last
             if last is None or seconds <= 0:
                 continue

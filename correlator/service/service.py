@@ -15,6 +15,12 @@ SIGTERM or SIGINT ends it gracefully: the interval in progress is attributed up 
 moment and published (and logged) before the service exits, so no sample received is
 lost. With ``attribution.log`` every attributed interval is appended as one JSON line:
 ``{"attribution": ..., "received": ...}`` (the sFlow counts of that interval).
+
+An interval published before some port's counters were read past its end is
+``provisional``; as soon as they are (:meth:`~correlator.engine.Engine.corrections`,
+asked every :data:`_CORRECTIONS_EVERY_S` while one is kept) its correction is appended as
+another line for the same ``start``, with ``replaces``, and replaces the view's interval
+if that is the one it shows. Readers take the last line of every ``start``.
 """
 
 from __future__ import annotations
@@ -55,6 +61,7 @@ _log = logging.getLogger(__name__)
 _ENDED_KEPT = 50  # recent ended hotspots in the view
 _T = TypeVar("_T")
 _KUBERNETES_READY_S = 300.0
+_CORRECTIONS_EVERY_S = 0.25
 
 
 class Service:
@@ -76,6 +83,7 @@ class Service:
         self._pool: ReceiverPool | None = None
         self._publishing = asyncio.Lock()
         self._publishing_task: asyncio.Future[None] | None = None  # kept while shielded
+        self._correcting: asyncio.Future[None] | None = None  # likewise
         self._published = 0
         self._components: dict[str, bool] = {}
 
@@ -141,6 +149,7 @@ class Service:
                                         self.engine.readings)
             components["telemetry"] = self._collector.run, None
         components["intervals"] = (lambda stop: self._intervals(stop, start)), None
+        components["corrections"] = self._corrections, _CORRECTIONS_EVERY_S
         if config.switches and config.topology.discover_every_s > 0:
             components["discovery"] = self._rediscover, config.topology.discover_every_s
         if self._kubernetes is not None:
@@ -279,6 +288,26 @@ class Service:
             await self._counters_past(interval.end, stop)
             await self._publish(interval, totals)
 
+    async def _corrections(self, stop: asyncio.Event) -> None:
+        if self.engine.provisional:
+            # as with publishing: a stop lets a correction begun finish
+            self._correcting = asyncio.ensure_future(self._correct())
+            await asyncio.shield(self._correcting)
+
+    async def _correct(self) -> None:
+        """Publish the corrections of provisional intervals whose counters are now in."""
+        async with self._publishing:
+            corrected = await asyncio.to_thread(self.engine.corrections)
+            for result, totals in corrected:
+                shown = self.view.attribution
+                if shown is not None and shown.start == result.start:
+                    self.view = dataclasses.replace(self.view, attribution=result,
+                                                    rates=self.engine.rates)
+                    await asyncio.to_thread(self.exposition.render)
+                if self.config.attribution_log:
+                    await asyncio.to_thread(_append_log, self.config.attribution_log,
+                                            result, totals)
+
     async def _counters_past(self, end: float, stop: asyncio.Event) -> None:
         """Wait until every port's counters are known past ``end``: the engine's bounded
         wait at most, and no longer once the service is stopping."""
@@ -298,8 +327,8 @@ class Service:
         """At shutdown: refuse new datagrams, read those queued, and attribute what was
         received since the last boundary, after the intervals being published when the
         stop came."""
-        if self._publishing_task is not None:
-            await asyncio.gather(self._publishing_task, return_exceptions=True)
+        await asyncio.gather(*(task for task in (self._publishing_task, self._correcting)
+                               if task is not None), return_exceptions=True)
         if self._pool is not None:
             rest = await asyncio.to_thread(self._pool.finish)
         elif self._worker is not None and self._receiver is not None:

@@ -136,7 +136,7 @@ def status(view: View) -> dict[str, Any]:
     attribution = view.attribution
     interval = None if attribution is None else {
         "start": attribution.start, "seconds": attribution.seconds,
-        "link_directions": len(attribution.links),
+        "provisional": attribution.provisional, "link_directions": len(attribution.links),
         "samples": sum(link.samples for link in attribution.links),
         "unattributed_samples": attribution.unattributed_samples,
         "unknown_port_samples": sum(attribution.unknown_ports.values()),

@@ -18,6 +18,7 @@ from correlator.sflow.accounting import Totals
 from correlator.sflow.receiver import Worker
 from inventory.counters import PortCounters
 from inventory.facts import FactSet
+from simulator.reported import read_log
 from tests.correlator.service.example_view import SNAPSHOT, make_capture
 from topology.build import build_graph
 from topology.schema import port_id
@@ -49,8 +50,9 @@ def _readings(first: float, last: float) -> list[PortCounters]:
 
 def _served(datagrams, readings, log):
     """What ``fabcorr run`` publishes for these datagrams and readings: the receiver's
-    worker, the collector's sink and the interval loop, as the service wires them (no
-    sockets, no clock)."""
+    worker, the collector's sink, the interval loop and the corrections, as the service
+    wires them (no sockets, no clock). Readings come up to each boundary only: an interval
+    whose end falls between two readings is provisional, and corrected at the next."""
     config = service_config_from(
         {"topology": {"snapshot": str(SNAPSHOT)}, "sflow": {"listen": "127.0.0.1:0"},
          "telemetry": {"interval_s": TELEMETRY_S},
@@ -68,11 +70,13 @@ def _served(datagrams, readings, log):
                 boundary = worker.end
                 while pending and pending[0].at <= boundary:
                     service.engine.readings([pending.pop(0)])
+                await service._correct()
                 for interval, totals in worker.close(boundary):
                     await service._publish(interval, totals)
             worker.handle(payload, at)
         while pending and pending[0].at <= worker.end:
             service.engine.readings([pending.pop(0)])
+        await service._correct()
         for interval, totals in worker.close(worker.end):
             await service._publish(interval, totals)
 
@@ -88,10 +92,24 @@ def test_the_service_and_a_replay_give_identical_attributions(datagrams, tmp_pat
                       ReplayConfig(INTERVAL_S, telemetry_interval_s=TELEMETRY_S))
     logged = [json.loads(line) for line in
               (tmp_path / "attribution.jsonl").read_text().splitlines()]
-    # datagrams from 1767229200.999 to 1767229229.999: six 5 s intervals
-    assert len(replayed.attributions) == len(logged) == 6
-    assert [record["attribution"] for record in logged] == to_data(replayed.attributions)
-    assert sum(r["received"]["datagrams"] for r in logged) == len(datagrams) \
+    # datagrams from 1767229200.999 to 1767229229.999: six 5 s intervals; readings every
+    # 2 s from 1767229200: those ending at :05, :15 and :25 are provisional when published,
+    # and corrected before the next is
+    first = replayed.attributions[0].start
+    assert [(r["attribution"]["start"] - first, r["attribution"]["provisional"],
+             r["attribution"]["replaces"]) for r in logged] == [
+        (0, True, False), (0, False, True), (5, False, False), (10, True, False),
+        (10, False, True), (15, False, False), (20, True, False), (20, False, True),
+        (25, False, False)]
+    last = list({r["attribution"]["start"]: r for r in logged}.values())
+    assert [record["attribution"] for record in last] == read_log(
+        tmp_path / "attribution.jsonl")[0]
+    # the replay has every reading in time: no interval of it is provisional, and the
+    # corrections are its numbers
+    assert len(replayed.attributions) == len(last) == 6
+    assert [{**record["attribution"], "replaces": False} for record in last] == to_data(
+        replayed.attributions)
+    assert sum(r["received"]["datagrams"] for r in last) == len(datagrams) \
         == replayed.totals.datagrams
     view = replay_view(fabric, replayed)
     assert to_data(served.view.attribution) == to_data(view.attribution)
@@ -127,3 +145,62 @@ def test_telemetry_rates_are_the_increase_over_exactly_the_interval():
     engine.close(fabric, Accumulator(20.0).take(30.0), Totals())
     rates = engine.rates[port_id("leaf01", "Ethernet1")]
     assert (rates.per_second, rates.provisional) == ({"in_octets": 100.0}, True)
+
+
+def _in_bytes(result, port):
+    return next(link.counter_bytes for link in result.links
+                if (link.port, link.direction) == (port, "in"))
+
+
+def test_a_provisional_interval_is_corrected_once_the_reading_past_its_end_comes():
+    """Readings at 8, 12 and 19 s (100 B/s), then at 23 s (300 B/s since 19 s). [10, 20)
+    closed before the 23 s reading is carried on at 100 B/s: 1,000 B, provisional. Once it
+    comes the counter at 20 s is 1,100 + 900 x 1/4 = 1,325 and at 10 s 0 + 400 x 2/4 = 200,
+    so the correction has 1,125 B: what an engine that had the reading in time gives."""
+    fabric, port = load_snapshot(SNAPSHOT), port_id("leaf01", "Ethernet5")
+    early = [PortCounters("leaf01", "Ethernet5", at, {"in_octets": octets})
+             for at, octets in ((8.0, 0), (12.0, 400), (19.0, 1100))]
+    late = PortCounters("leaf01", "Ethernet5", 23.0, {"in_octets": 2000})
+    received = Totals(datagrams=7)
+    engine = Engine(telemetry_interval_s=5.0)
+    engine.readings(early)
+    view = engine.close(fabric, Accumulator(10.0).take(20.0), received)
+    assert (view.attribution.provisional, view.attribution.replaces,
+            _in_bytes(view.attribution, port)) == (True, False, 1000.0)
+    assert engine.provisional == (10.0,) and engine.corrections() == []
+    engine.readings([late])
+    [(corrected, totals)] = engine.corrections()
+    assert (corrected.start, corrected.provisional, corrected.replaces,
+            _in_bytes(corrected, port), totals) == (10.0, False, True, 1125.0, received)
+    assert engine.provisional == () and engine.corrections() == []
+    assert engine.rates[port].per_second == {"in_octets": 112.5}  # the last interval's
+    in_time = Engine(telemetry_interval_s=5.0)
+    in_time.readings([*early, late])
+    expected = in_time.close(fabric, Accumulator(10.0).take(20.0), received).attribution
+    assert to_data(corrected) == {**to_data(expected), "replaces": True}
+
+
+def test_an_interval_whose_reading_never_comes_stays_provisional_and_is_let_go(caplog):
+    """The port is never read after 19 s: each interval from [10, 20) on is provisional
+    and kept 10 telemetry periods (50 s) past its end, no longer; giving up is logged once
+    for the same ports behind. A reading at last corrects only those still kept."""
+    fabric, port = load_snapshot(SNAPSHOT), port_id("leaf01", "Ethernet5")
+    engine = Engine(telemetry_interval_s=5.0)
+    engine.readings([PortCounters("leaf01", "Ethernet5", at, {"in_octets": octets})
+                     for at, octets in ((8.0, 0), (12.0, 400), (19.0, 1100))])
+    kept = []
+    for start in range(10, 90, 10):
+        view = engine.close(fabric, Accumulator(float(start)).take(start + 10.0), Totals())
+        assert view.attribution.provisional and engine.corrections() == []
+        kept.append(engine.provisional)
+    assert kept == [(10.0,), (10.0, 20.0), (10.0, 20.0, 30.0), (10.0, 20.0, 30.0, 40.0),
+                    (10.0, 20.0, 30.0, 40.0, 50.0), (10.0, 20.0, 30.0, 40.0, 50.0, 60.0),
+                    (20.0, 30.0, 40.0, 50.0, 60.0, 70.0), (30.0, 40.0, 50.0, 60.0, 70.0, 80.0)]
+    assert [r.getMessage() for r in caplog.records if "stay provisional" in r.getMessage()
+            ] == ["1 interval(s) from 10.000 stay provisional: no counter readings past "
+                  "their end within 10 telemetry periods from leaf01/Ethernet5"]
+    engine.readings([PortCounters("leaf01", "Ethernet5", 91.0, {"in_octets": 8300})])
+    corrected = engine.corrections()
+    assert [(c.start, c.replaces, _in_bytes(c, port)) for c, _ in corrected] == [
+        (start, True, 1000.0) for start in (30.0, 40.0, 50.0, 60.0, 70.0, 80.0)]
+    assert engine.provisional == ()

@@ -176,7 +176,13 @@ class RunningService:
         return self.process.wait(timeout)
 
     def logged(self) -> list[dict]:
-        return [json.loads(line) for line in self.log.read_text().splitlines()]
+        """The attribution log's records, the last of each ``start`` (a correction replaces
+        its interval's provisional record)."""
+        records = {}
+        for line in self.log.read_text().splitlines():
+            record = json.loads(line)
+            records[record["attribution"]["start"]] = record
+        return list(records.values())
 
 
 def fetch_url(url: str, context: ssl.SSLContext | None = None,

@@ -144,7 +144,7 @@ def test_status(view):
     status, found = get(view, "/api/v1/status")
     assert status == 200
     assert found["interval"] == {
-        "start": LAST, "seconds": SECONDS, "link_directions": 4,
+        "start": LAST, "seconds": SECONDS, "provisional": False, "link_directions": 4,
         "samples": A_SAMPLES + B_SAMPLES + 67, "unattributed_samples": 0,
         "unknown_port_samples": 0, "attribution_seconds": 0.0}
     assert (found["ready"], found["started"], found["ports_with_rates"], found["hotspots"],

@@ -1,6 +1,10 @@
 """``fabcorr run`` end to end: six emulated gNMI switches (discovery and counters), the
-example cluster's Kubernetes objects, sFlow over UDP; metrics and a clean shutdown."""
+example cluster's Kubernetes objects, sFlow over UDP; metrics and a clean shutdown. And a
+provisional interval's correction, through the service's own publishing path."""
 
+import asyncio
+import dataclasses
+import json
 import os
 import re
 import shutil
@@ -17,8 +21,16 @@ from itertools import pairwise
 import pytest
 import yaml
 
+from correlator.attribution.accumulate import Accumulator
+from correlator.service.api import handle
+from correlator.service.config import service_config_from
+from correlator.service.service import Service
+from correlator.sflow.accounting import Totals
+from inventory.counters import PortCounters
+from simulator.reported import read_log
 from simulator.sflow_run import capture
 from simulator.spec import load_capture_spec
+from tests.correlator.service.example_view import SNAPSHOT
 from tests.correlator.service.running import (
     EXAMPLE,
     ROOT,
@@ -26,6 +38,7 @@ from tests.correlator.service.running import (
     free_port,
     udp_drops,
 )
+from topology.snapshot import load_snapshot
 
 
 @pytest.fixture(scope="module")
@@ -63,6 +76,46 @@ def test_discovery_telemetry_and_sflow_come_together_in_the_metrics(service):
     service.wait_for(lambda: _value(service.metrics(), "fabcorr_link_tenant_bytes_per_second",
                                     switch="leaf01", port="Ethernet5", direction="out",
                                     tenant="team-a"), 60, "attributing")
+
+
+def test_a_provisional_interval_is_logged_then_corrected_and_readers_keep_the_last(tmp_path):
+    """leaf01:Ethernet5 read at 8, 12 and 19 s (100 B/s), [10, 20) published before its
+    23 s reading (300 B/s since 19 s): 1,000 B, provisional; then the correction, 1,125 B
+    (the counter at 20 s: 1,100 + 900 x 1/4; at 10 s: 400 x 2/4), on the next line with
+    ``replaces``; the log reader, the API and the metrics take the correction."""
+    log = tmp_path / "attribution.jsonl"
+    service = Service(service_config_from(
+        {"topology": {"snapshot": str(SNAPSHOT)}, "telemetry": {"interval_s": 5.0},
+         "attribution": {"interval_s": 10.0, "log": str(log)}}, "test.yaml", {}))
+    service.view = dataclasses.replace(service.view, fabric=load_snapshot(SNAPSHOT),
+                                       ready=True)
+    service.engine.readings([PortCounters("leaf01", "Ethernet5", at, {"in_octets": octets})
+                             for at, octets in ((8.0, 0), (12.0, 400), (19.0, 1100))])
+    rendered = []
+
+    async def run():
+        await service._publish(Accumulator(10.0).take(20.0), Totals(datagrams=7))
+        rendered.append(service.exposition.render().decode())
+        await service._correct()  # the reading past the end is not in yet: nothing
+        service.engine.readings([PortCounters("leaf01", "Ethernet5", 23.0,
+                                              {"in_octets": 2000})])
+        await service._correct()
+        rendered.append(service.exposition.render().decode())
+
+    asyncio.run(run())
+    lines = [json.loads(line) for line in log.read_text().splitlines()]
+    assert [(line["attribution"]["start"], line["attribution"]["provisional"],
+             line["attribution"]["replaces"], line["received"]["datagrams"],
+             [(link["direction"], link["counter_bytes"])
+              for link in line["attribution"]["links"]]) for line in lines] == [
+        (10.0, True, False, 7, [("in", 1000.0), ("out", None)]),
+        (10.0, False, True, 7, [("in", 1125.0), ("out", None)])]
+    assert read_log(log) == ([lines[1]["attribution"]], None)
+    status, links = handle(service.view, "GET", "/api/v1/links", {})
+    assert (status, links) == (200, lines[1]["attribution"])
+    assert [_value(text, "fabcorr_link_bytes_per_second", switch="leaf01", port="Ethernet5",
+                   direction="in") for text in rendered] == [100.0, 112.5]
+    assert service.engine.provisional == ()
 
 
 def test_sigterm_after_traffic_attributes_every_sample_received(service):
