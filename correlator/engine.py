@@ -99,7 +99,7 @@ class Engine:
     of them, and the slowest agent's refresh period, for the readings after its end);
     ``ended_kept`` how many recent ended hotspots a view lists (None: all); ``started``
     goes into every view. :meth:`readings` may be called from another thread than
-    :meth:`close`; calls of :meth:`close` must not overlap.
+    :meth:`close`; calls of :meth:`close` and :meth:`corrections` must not overlap.
     """
 
     def __init__(self, telemetry_interval_s: float = 10.0, top_pods: int = 10,

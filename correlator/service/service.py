@@ -289,14 +289,16 @@ class Service:
             await self._publish(interval, totals)
 
     async def _corrections(self, stop: asyncio.Event) -> None:
-        if self.engine.provisional:
-            # as with publishing: a stop lets a correction begun finish
-            self._correcting = asyncio.ensure_future(self._correct())
-            await asyncio.shield(self._correcting)
+        """One round of corrections (supervised: every :data:`_CORRECTIONS_EVERY_S`)."""
+        # as with publishing: a stop lets a correction begun finish
+        self._correcting = asyncio.ensure_future(self._correct())
+        await asyncio.shield(self._correcting)
 
     async def _correct(self) -> None:
         """Publish the corrections of provisional intervals whose counters are now in."""
-        async with self._publishing:
+        async with self._publishing:  # the engine's intervals change only under it
+            if not self.engine.provisional:
+                return
             corrected = await asyncio.to_thread(self.engine.corrections)
             for result, totals in corrected:
                 shown = self.view.attribution
