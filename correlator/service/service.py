@@ -28,19 +28,17 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import dataclasses
-import json
 import logging
 import time
 from collections import Counter
 from collections.abc import Awaitable, Callable
-from pathlib import Path
 from typing import TypeVar
 
 from correlator.attribution.accumulate import Interval
 from correlator.attribution.attribute import Attribution
 from correlator.collect.collector import Collector
-from correlator.data import to_data
 from correlator.engine import Engine
+from correlator.service.attribution_log import AttributionLog
 from correlator.service.config import ServiceConfig
 from correlator.service.exporter import Exposition
 from correlator.sflow.accounting import Totals
@@ -86,6 +84,8 @@ class Service:
         self._correcting: asyncio.Future[None] | None = None  # likewise
         self._published = 0
         self._components: dict[str, bool] = {}
+        self._attribution_log = AttributionLog(config.attribution_log) \
+            if config.attribution_log else None
 
     async def run(self, stop: asyncio.Event) -> None:
         """Serve until ``stop`` is set, then attribute what is left and return."""
@@ -114,6 +114,8 @@ class Service:
                 self._receiver = await serve(config.sflow, self._worker)
             components = self._components_from(start)
             self._components = dict.fromkeys(components, True)
+            if self._attribution_log is not None:
+                self._components["attribution_log"] = True
             self.view = dataclasses.replace(self.view, fabric=fabric, ready=True,
                                             components=dict(self._components))
             _log.info("ready: %d graph nodes; metrics and API on %s:%d",
@@ -306,9 +308,7 @@ class Service:
                     self.view = dataclasses.replace(self.view, attribution=result,
                                                     rates=self.engine.rates)
                     await asyncio.to_thread(self.exposition.render)
-                if self.config.attribution_log:
-                    await asyncio.to_thread(_append_log, self.config.attribution_log,
-                                            result, totals)
+                await self._log(result, totals)
 
     async def _counters_past(self, end: float, stop: asyncio.Event) -> None:
         """Wait until every port's counters are known past ``end``: the engine's bounded
@@ -355,10 +355,14 @@ class Service:
             self.view = dataclasses.replace(view, attribution_s=time.perf_counter() - began,
                                             components=dict(self._components))
             await asyncio.to_thread(self.exposition.render)  # scrapes get it ready-made
-            if self.config.attribution_log:
-                assert view.attribution is not None
-                await asyncio.to_thread(_append_log, self.config.attribution_log,
-                                        view.attribution, totals)
+            assert view.attribution is not None
+            await self._log(view.attribution, totals)
+
+    async def _log(self, result: Attribution, totals: Totals) -> None:
+        """Append to the attribution log, if any; the component is down while it fails."""
+        if self._attribution_log is not None:
+            written = await asyncio.to_thread(self._attribution_log.append, result, totals)
+            self._set_component("attribution_log", written)
 
 
 def _switch_facts(facts: FactSet, switches: set[str]) -> FactSet:
@@ -387,13 +391,6 @@ async def _unless_stopped(work: Awaitable[_T], stop: asyncio.Event) -> _T | None
     task.cancel()
     await asyncio.gather(task, return_exceptions=True)
     return None
-
-
-def _append_log(path: str, result: Attribution, received: Totals) -> None:
-    """One JSON line: the interval's attribution, and what was received in it."""
-    line = {"attribution": to_data(result), "received": to_data(received)}
-    with Path(path).open("a", encoding="utf-8") as log:
-        log.write(json.dumps(line, separators=(",", ":")) + "\n")
 
 
 async def _sleep(stop: asyncio.Event, seconds: float) -> bool:

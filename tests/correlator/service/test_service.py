@@ -354,3 +354,32 @@ def test_a_failing_component_is_logged_down_and_restarted(tmp_path):
         service.wait_for(lambda: service.fetch("/readyz")[0] == 200, 60, "ready again")
         assert _value(service.metrics(), "fabcorr_component_up", component="discovery") == 1
         assert service.stop() == 0
+
+
+def test_an_unwritable_attribution_log_is_reported_and_nothing_is_lost(tmp_path):
+    """The log's folder goes away while the service runs: it says so once, is not ready
+    (``attribution_log`` down), and once the folder is back writes every interval held,
+    in order: the log has no gap."""
+    folder = tmp_path / "logs"
+    folder.mkdir()
+    log = folder / "attribution.jsonl"
+    with RunningService(tmp_path, attribution={"interval_s": 1.0, "log": str(log)}) \
+            as service:
+        service.log = log
+        service.wait_for(lambda: log.exists() and len(service.logged()) >= 1, 60, "logging")
+        folder.rename(tmp_path / "away")
+        service.wait_for(lambda: service.fetch("/readyz")[0] == 503, 60, "not ready")
+        assert _value(service.metrics(), "fabcorr_component_up",
+                      component="attribution_log") == 0
+        time.sleep(2.5)  # intervals go on being attributed, their lines held
+        (tmp_path / "away").rename(folder)
+        service.wait_for(lambda: service.fetch("/readyz")[0] == 200, 60, "ready again")
+        assert service.stop() == 0
+    lines = service.logged()
+    assert len(lines) >= 4
+    _contiguous(lines)
+    text = (tmp_path / "service.log").read_text()
+    assert text.count(f"attribution log {log} cannot be written, lines held until it "
+                      "can: No such file or directory") == 1
+    assert re.search(rf"attribution log {re.escape(str(log))} written again: "
+                     r"[2-9]\d* held lines", text)
