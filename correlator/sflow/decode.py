@@ -2,9 +2,11 @@
 
 The decoder never raises on input: a datagram it cannot trust is rejected and counted by
 reason in :attr:`Decoder.rejects`; a sample whose length runs past the datagram ends the
-datagram (what follows cannot be located); a record whose length runs past its sample
-rejects that sample. Unknown sample and record formats are skipped by their length and
-counted in :attr:`Decoder.skipped`. Only samples of enterprise 0 are read.
+datagram (what follows cannot be located); a sample too short for its own fixed fields, or
+with a record whose length runs past the sample, is rejected alone: every read is bounded
+by the sample's declared length, never by the next sample's bytes. Unknown sample and
+record formats are skipped by their length and counted in :attr:`Decoder.skipped`. Only
+samples of enterprise 0 are read.
 
 Reject reasons: ``short-datagram``, ``bad-version``, ``bad-agent-type``,
 ``truncated-sample``, ``truncated-record``, ``bad-record``.
@@ -33,7 +35,7 @@ _HEAD4 = struct.Struct("!II4sIIII")  # version, agent type, agent, sub-agent, se
 _HEAD6 = struct.Struct("!II16sIIII")
 _PAIR = struct.Struct("!II").unpack_from  # format, length
 _FLOW = struct.Struct("!IIIIIIII").unpack_from  # seq, source, rate, pool, drops, in, out, n
-_FLOW_X = struct.Struct("!IIIIIIIIIIII").unpack_from  # expanded: type and index split
+_FLOW_X = struct.Struct("!11I").unpack_from  # expanded: type and index split
 _HEADER = struct.Struct("!IIII").unpack_from  # protocol, frame length, stripped, length
 _FIRST = struct.Struct("!IIIIII").unpack_from  # a record's format and length, then _HEADER
 _FLOW_FIRST = struct.Struct("!14I").unpack_from  # _FLOW, then _FIRST
@@ -49,6 +51,10 @@ _MAX_ITEMS = 1 << 12  # more samples or records than this in one datagram is non
 
 class _BadRecord(Exception):
     """A record is shorter than its format requires."""
+
+
+class _ShortSample(Exception):
+    """A sample's declared length is shorter than its own fixed fields."""
 
 
 class Decoder:
@@ -112,6 +118,9 @@ class Decoder:
             except _BadRecord:
                 self.rejects["bad-record"] += 1
                 continue
+            except _ShortSample:
+                self.rejects["truncated-sample"] += 1
+                continue
             except (struct.error, IndexError):
                 self.rejects["truncated-record"] += 1
                 continue
@@ -123,11 +132,11 @@ class Decoder:
         self.skipped[f"record/{kind >> 12}:{kind & 0xFFF}"] += 1
 
     def _flow(self, data: bytes, at: int, end: int, expanded: bool) -> FlowSample:
-        if expanded:
-            if at + 48 > end:
-                raise _BadRecord
+        if expanded:  # sFlow v5 flow_sample_expanded: 11 words, then the records
+            if at + 44 > end:
+                raise _ShortSample
             (seq, source_type, source_index, rate, pool, drops, in_format, in_value,
-             out_format, out_value, count) = _FLOW_X(data, at)[:11]
+             out_format, out_value, count) = _FLOW_X(data, at)
             inp, out = in_format << 30 | in_value, out_format << 30 | out_value
             at += 44
             kind = length = 0
@@ -138,7 +147,7 @@ class Decoder:
             at += 32
         else:
             if at + 32 > end:
-                raise _BadRecord
+                raise _ShortSample
             seq, source, rate, pool, drops, inp, out, count = _FLOW(data, at)
             source_type, source_index = source >> 24, source & 0xFFFFFF
             at += 32
@@ -172,10 +181,14 @@ class Decoder:
                                  frame_length, stripped, packet, src_vlan, dst_vlan))
 
     def _counters(self, data: bytes, at: int, end: int, expanded: bool) -> CounterSample:
-        if expanded:
+        if expanded:  # sFlow v5 counters_sample_expanded: 4 words, then the records
+            if at + 16 > end:
+                raise _ShortSample
             seq, source_type, source_index, count = _COUNTERS_X(data, at)
             at += 16
         else:
+            if at + 12 > end:
+                raise _ShortSample
             seq, source, count = _COUNTERS(data, at)
             source_type, source_index = source >> 24, source & 0xFFFFFF
             at += 12
@@ -196,7 +209,7 @@ class Decoder:
 
     def _discard(self, data: bytes, at: int, end: int) -> DiscardSample:
         if at + 32 > end:
-            raise _BadRecord
+            raise _ShortSample
         seq, source_type, source_index, drops, inp, out, reason, count = _DISCARD(data, at)
         at += 32
         frame_length = 0
