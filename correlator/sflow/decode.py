@@ -5,7 +5,8 @@ reason in :attr:`Decoder.rejects`; a sample whose length runs past the datagram 
 datagram (what follows cannot be located); a sample too short for its own fixed fields, or
 with a record whose length runs past the sample, is rejected alone: every read is bounded
 by the sample's declared length, never by the next sample's bytes. Unknown sample and
-record formats are skipped by their length and counted in :attr:`Decoder.skipped`. Only
+record formats are skipped by their length and counted in :attr:`Decoder.skipped` (the
+latest ``FORMATS_KEPT`` formats: a new one in every datagram must not grow it). Only
 samples of enterprise 0 are read.
 
 Reject reasons: ``short-datagram``, ``bad-version``, ``bad-agent-type``,
@@ -28,6 +29,7 @@ from correlator.sflow.records import (
     Packet,
     Sample,
 )
+from correlator.sflow.tables import LruTable
 
 __all__ = ["Decoder"]
 
@@ -47,6 +49,8 @@ _ETHERNET = struct.Struct("!13I").unpack_from
 _DISCARD = struct.Struct("!IIIIIIII").unpack_from  # seq, type, index, drops, in, out, reason, n
 _new = tuple.__new__  # a tuple subclass without the Python-level __new__ call
 _MAX_ITEMS = 1 << 12  # more samples or records than this in one datagram is nonsense
+FORMATS_KEPT = 256
+"""Unknown formats counted in :attr:`Decoder.skipped` at most (the least recent go)."""
 
 
 class _BadRecord(Exception):
@@ -66,7 +70,8 @@ class Decoder:
         self.datagrams = 0
         self.samples: Counter[str] = Counter()  # accepted: flow, counters, discard
         self.rejects: Counter[str] = Counter()
-        self.skipped: Counter[str] = Counter()  # unknown formats, by "sample/e:n" "record/e:n"
+        # unknown formats, by "sample/e:n" "record/e:n"
+        self.skipped: LruTable[str, int] = LruTable(FORMATS_KEPT)
 
     def decode(self, data: bytes) -> Datagram | None:
         """The datagram in ``data``, or ``None`` (counted in :attr:`rejects`)."""
@@ -113,7 +118,7 @@ class Decoder:
                     samples.append(self._discard(data, body, end))
                     counted["discard"] += 1
                 else:
-                    self.skipped[f"sample/{kind >> 12}:{kind & 0xFFF}"] += 1
+                    self._skip("sample", kind)
                     continue
             except _BadRecord:
                 self.rejects["bad-record"] += 1
@@ -128,8 +133,9 @@ class Decoder:
             counted["flow"] += flows
         return Datagram(agent, sub_agent, seq, uptime, samples)
 
-    def _skip(self, kind: int) -> None:
-        self.skipped[f"record/{kind >> 12}:{kind & 0xFFF}"] += 1
+    def _skip(self, what: str, kind: int) -> None:
+        key = f"{what}/{kind >> 12}:{kind & 0xFFF}"
+        self.skipped.put(key, self.skipped.pop(key, 0) + 1)
 
     def _flow(self, data: bytes, at: int, end: int, expanded: bool) -> FlowSample:
         if expanded:  # sFlow v5 flow_sample_expanded: 11 words, then the records
@@ -176,7 +182,7 @@ class Decoder:
                     raise _BadRecord
                 src_vlan, _, dst_vlan, _ = _SWITCH(data, body)
             else:
-                self._skip(kind)
+                self._skip("record", kind)
         return _new(FlowSample, (seq, source_type, source_index, rate, pool, drops, inp, out,
                                  frame_length, stripped, packet, src_vlan, dst_vlan))
 
@@ -204,7 +210,7 @@ class Decoder:
                     raise _BadRecord
                 ethernet = _ETHERNET(data, body)
             else:
-                self._skip(kind)
+                self._skip("record", kind)
         return CounterSample(seq, source_type, source_index, interface, ethernet)
 
     def _discard(self, data: bytes, at: int, end: int) -> DiscardSample:
@@ -218,7 +224,7 @@ class Decoder:
             if kind == 1:
                 frame_length, _, packet = _sampled_header(data, body, stop)
             else:
-                self._skip(kind)
+                self._skip("record", kind)
         return DiscardSample(seq, source_type, source_index, drops, inp, out, reason,
                              frame_length, packet)
 

@@ -28,7 +28,7 @@ import time
 from dataclasses import dataclass
 
 from correlator.attribution.accumulate import Accumulator, Interval, merge
-from correlator.sflow.accounting import LossTracker, Totals
+from correlator.sflow.accounting import MAX_AGENTS, MAX_SOURCES, LossTracker, Totals
 from correlator.sflow.decode import Decoder
 from inventory.errors import ConfigError
 
@@ -41,13 +41,17 @@ SO_TIMESTAMPNS = getattr(socket, "SO_TIMESTAMPNS", 35)  # Linux asm-generic; Pyt
 
 @dataclass(frozen=True, slots=True)
 class ReceiverConfig:
-    """Where and how sFlow is received. ``host`` ``::`` takes IPv4 and IPv6 alike."""
+    """Where and how sFlow is received. ``host`` ``::`` takes IPv4 and IPv6 alike.
+    ``max_agents`` bounds the (agent, sub-agent) pairs followed, ``max_sources`` the data
+    sources (:class:`~correlator.sflow.accounting.LossTracker`)."""
 
     host: str = "0.0.0.0"
     port: int = 6343
     workers: int = 1
     rcvbuf_bytes: int = 8 << 20
     interval_s: float = 10.0
+    max_agents: int = MAX_AGENTS
+    max_sources: int = MAX_SOURCES
 
     def validate(self) -> ReceiverConfig:
         """Return self, or raise ConfigError naming the bad field."""
@@ -59,6 +63,9 @@ class ReceiverConfig:
             raise ConfigError("sflow", "rcvbuf_bytes", "must be >= 65536")
         if not self.interval_s > 0:
             raise ConfigError("sflow", "interval_s", f"must be > 0, not {self.interval_s!r}")
+        for key in ("max_agents", "max_sources"):
+            if getattr(self, key) < 1:
+                raise ConfigError("sflow", key, f"must be >= 1, not {getattr(self, key)!r}")
         return self
 
 
@@ -134,10 +141,11 @@ class Worker:
     __slots__ = ("_dropped", "_socket", "accumulator", "closed", "decoder", "end", "interval_s",
                  "loss")
 
-    def __init__(self, start: float, interval_s: float) -> None:
+    def __init__(self, start: float, interval_s: float, *, max_agents: int = MAX_AGENTS,
+                 max_sources: int = MAX_SOURCES) -> None:
         self.decoder = Decoder()
         self.accumulator = Accumulator(start)
-        self.loss = LossTracker()
+        self.loss = LossTracker(max_agents, max_sources)
         self.interval_s = interval_s
         self.end = interval_end(start, interval_s)
         self.closed: list[tuple[Interval, Totals]] = []
@@ -171,6 +179,9 @@ class Worker:
         totals.rejects.update(decoder.rejects)
         decoder.samples.clear()
         decoder.rejects.clear()
+        evicted = decoder.skipped.take_evictions()
+        if evicted:
+            totals.evictions["formats"] += evicted
         if self._socket is not None and self._socket.fileno() >= 0:
             dropped, self._dropped = self._dropped, kernel_drops(self._socket)
             totals.kernel_drops = self._dropped - dropped
@@ -288,7 +299,8 @@ def _work(config: ReceiverConfig, results: multiprocessing.Queue,
         return
     sock.settimeout(_CHECK_S)
     now = time.time()
-    worker = Worker(now, config.interval_s)
+    worker = Worker(now, config.interval_s, max_agents=config.max_agents,
+                    max_sources=config.max_sources)
     worker.watch(sock)
     ready.put("")
     receive, handle, check = sock.recvmsg, worker.handle, now + _CHECK_S
