@@ -36,6 +36,7 @@ from correlator.engine import Engine
 from correlator.service.config import ServiceConfig
 from correlator.service.exporter import Exposition
 from correlator.sflow.accounting import Totals
+from correlator.sflow.admission import Admission, admission_for
 from correlator.sflow.receiver import Receiver, ReceiverPool, Worker, interval_end, serve
 from correlator.view import View
 from inventory.discovery import discover_all
@@ -93,10 +94,13 @@ class Service:
             _log.info("ready: %d graph nodes; metrics and API on %s:%d",
                       fabric.graph.number_of_nodes(), host, http.port)
             start = time.time()
+            admission = self._admission(fabric)
             if config.sflow.workers > 1:
-                self._pool = ReceiverPool(config.sflow).__enter__()
+                self._pool = ReceiverPool(config.sflow, admission).__enter__()
             else:
-                self._worker = Worker(start, config.interval_s)
+                self._worker = Worker(start, config.interval_s, admission=admission,
+                                      max_agents=config.sflow.max_agents,
+                                      max_sources=config.sflow.max_sources)
                 self._receiver = await serve(config.sflow, self._worker)
             if self._switches:
                 self._collector = Collector(self._switches, config.telemetry_interval_s,
@@ -173,14 +177,21 @@ class Service:
             save_snapshot(fabric, self.config.topology.save)
         return fabric
 
+    def _admission(self, fabric: FabricGraph) -> Admission:
+        """The sFlow agents believed: the switches of ``fabric`` and of the configuration."""
+        return admission_for(fabric.facts.switches, self._switches, self.config.sflow.relays)
+
     async def _swap(self, fabric: FabricGraph) -> None:
-        """Use ``fabric`` from now on; samples from now resolve against it."""
+        """Use ``fabric`` from now on; samples from now resolve against it, and its
+        switches' agents are believed."""
         async with self._publishing:
             now = time.time()
             if self._worker is not None:
                 self._worker.accumulator.cut(now)
+                self._worker.admit(self._admission(fabric))
             elif self._pool is not None:
                 self._pool.cut(now)
+                self._pool.admit(self._admission(fabric))
             self.view = dataclasses.replace(self.view, fabric=fabric)
 
     async def _rediscover(self, stop: asyncio.Event) -> None:

@@ -9,8 +9,11 @@ record formats are skipped by their length and counted in :attr:`Decoder.skipped
 latest ``FORMATS_KEPT`` formats: a new one in every datagram must not grow it). Only
 samples of enterprise 0 are read.
 
-Reject reasons: ``short-datagram``, ``bad-version``, ``bad-agent-type``,
-``truncated-sample``, ``truncated-record``, ``bad-record``.
+With an :attr:`Decoder.admission`, a datagram of an agent it does not admit from its UDP
+source is rejected before its samples are read (:mod:`~correlator.sflow.admission`).
+
+Reject reasons: ``short-datagram``, ``bad-version``, ``bad-agent-type``, ``unknown-agent``,
+``spoofed-source``, ``truncated-sample``, ``truncated-record``, ``bad-record``.
 """
 
 from __future__ import annotations
@@ -19,6 +22,7 @@ import struct
 from collections import Counter
 from collections.abc import Iterator
 
+from correlator.sflow.admission import Admission
 from correlator.sflow.packet import PARSERS, parse_ethernet
 from correlator.sflow.records import (
     CounterSample,
@@ -64,17 +68,19 @@ class _ShortSample(Exception):
 class Decoder:
     """Decodes datagrams, counting what it rejects and skips; one per receiving thread."""
 
-    __slots__ = ("datagrams", "rejects", "samples", "skipped")
+    __slots__ = ("admission", "datagrams", "rejects", "samples", "skipped")
 
-    def __init__(self) -> None:
+    def __init__(self, admission: Admission | None = None) -> None:
+        self.admission = admission  # None: every agent is believed (a capture, a test)
         self.datagrams = 0
         self.samples: Counter[str] = Counter()  # accepted: flow, counters, discard
         self.rejects: Counter[str] = Counter()
         # unknown formats, by "sample/e:n" "record/e:n"
         self.skipped: LruTable[str, int] = LruTable(FORMATS_KEPT)
 
-    def decode(self, data: bytes) -> Datagram | None:
-        """The datagram in ``data``, or ``None`` (counted in :attr:`rejects`)."""
+    def decode(self, data: bytes, source: str = "") -> Datagram | None:
+        """The datagram in ``data`` from UDP ``source``, or ``None`` (counted in
+        :attr:`rejects`)."""
         size = len(data)
         if size < 28:
             self.rejects["short-datagram"] += 1
@@ -94,6 +100,11 @@ class Decoder:
             self.rejects["bad-agent-type"] += 1
             return None
         _, _, agent, sub_agent, seq, uptime, count = head.unpack_from(data, 0)
+        if self.admission is not None:
+            refused = self.admission.check(agent, source)
+            if refused is not None:
+                self.rejects[refused] += 1
+                return None
         self.datagrams += 1
         samples: list[Sample] = []
         counted, at, flows = self.samples, head.size, 0
