@@ -258,4 +258,5 @@ def _log_mismatches(result: Attribution) -> None:
 
 def _copy(totals: Totals) -> Totals:
     return dataclasses.replace(totals, samples=Counter(totals.samples),
-                               rejects=Counter(totals.rejects))
+                               rejects=Counter(totals.rejects),
+                               evictions=Counter(totals.evictions))

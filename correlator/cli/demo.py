@@ -134,7 +134,8 @@ def _config(fabric: Any, out: Path, listen: str, sflow_port: int, interval: floa
               "topology": {"facts": [str(facts)], "discover_every_s": interval,
                            "save": str(out / "topology.json")},
               "telemetry": {"interval_s": 1.0},
-              "sflow": {"listen": f"127.0.0.1:{sflow_port}"},
+              # the emulated switches send from one socket on 127.0.0.1: a relay
+              "sflow": {"listen": f"127.0.0.1:{sflow_port}", "relays": ["127.0.0.1"]},
               "attribution": {"interval_s": interval, "log": str(log)}}
     path = out / "fabcorr.yaml"
     path.write_text(yaml.safe_dump(config, sort_keys=False))

@@ -4,7 +4,9 @@ Every switch runs in its own task: a poll-mode protocol (SNMP) is read once per 
 under a deadline of one interval; a stream-mode protocol (gNMI Subscribe SAMPLE) is read
 as it delivers, and re-subscribed after a capped, jittered backoff when it fails. So one
 slow, unreachable or misbehaving switch never delays another, and its errors are counted
-by kind in its :class:`Health`.
+by kind in its :class:`Health`, with the readings it refused
+(:func:`~correlator.collect.rates.screen`: dated in the future, or values that are no
+counts).
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from collections import Counter
 from collections.abc import AsyncGenerator, Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 
+from correlator.collect.rates import screen
 from inventory.backoff import Backoff
 from inventory.counters import PortCounters
 from inventory.devices import SwitchConfig
@@ -121,9 +124,16 @@ class Collector:
             attempt += 1
 
     def _delivered(self, health: Health, readings: list[PortCounters]) -> None:
-        health.up, health.last_success = True, self.clock()
+        now = self.clock()
+        health.up, health.last_success = True, now
         health.updates += 1
-        self.sink(readings)
+        usable = []
+        for reading in readings:
+            kept, refused = screen(reading, now)
+            health.errors.update(refused)
+            if kept is not None:
+                usable.append(kept)
+        self.sink(usable)
 
     def _failed(self, health: Health, exc: BaseException) -> None:
         health.up = False

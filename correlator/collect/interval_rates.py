@@ -8,9 +8,11 @@ taken. An interval is *covered* once every port read lately has a known value at
 after its end (:meth:`IntervalRates.covered`); a port asked for before that is carried on
 at the rate of its last two known moments, and its rates say ``provisional``.
 
-A device reboot (uptime going back) or an operator clear restarts a port's counters: what
-they show next counts from zero, never as a wrap; an increase beyond what the port's speed
-allows is implausible and left out.
+A device reboot (uptime going back, or shorter than the time since the last reading) or an
+operator clear restarts a port's counters: what they show next counts from zero, never as a
+wrap; a narrow counter's fall is a wrap or a reset as the port's speed allows (an unknown
+speed: neither, ``ambiguous``); an increase beyond what the speed allows is implausible and
+left out.
 """
 
 from __future__ import annotations
@@ -68,12 +70,13 @@ class IntervalRates:
         if last is not None and _restarted(last, reading):
             for timeline in port.timelines.values():
                 timeline.restart()
+        speed = reading.speed_bps or (last.speed_bps if last is not None else None)
         for name, value in reading.values.items():
             timeline = port.timelines.get(name)
             if timeline is None:
                 timeline = port.timelines[name] = CounterTimeline(reading.width(name),
                                                                   reading.stamped)
-            timeline.add(reading.at, value)
+            timeline.add(reading.at, value, ceiling(name, speed, 1.0, self.slack))
             if timeline.period is not None and timeline.period > self.slowest_refresh_s:
                 self.slowest_refresh_s = timeline.period
         port.last = reading
@@ -101,6 +104,9 @@ class IntervalRates:
             skipped: dict[str, Skip] = {}
             provisional = False
             for name, timeline in port.timelines.items():
+                if timeline.unknown_in(start, end):
+                    skipped[name] = Skip.AMBIGUOUS
+                    continue
                 increase = timeline.increase(start, end, extrapolate=True)
                 if increase is None:
                     continue
@@ -124,8 +130,10 @@ class IntervalRates:
 
 
 def _restarted(last: PortCounters, now: PortCounters) -> bool:
-    rebooted = now.uptime_s is not None and last.uptime_s is not None \
-        and now.uptime_s < last.uptime_s
+    # up for less than since the last reading: booted in between
+    rebooted = now.uptime_s is not None and (
+        now.uptime_s < now.at - last.at
+        or (last.uptime_s is not None and now.uptime_s < last.uptime_s))
     cleared = now.last_clear is not None and last.last_clear is not None \
         and now.last_clear != last.last_clear
     return rebooted or cleared

@@ -4,11 +4,16 @@ A counter only ever counts up, so a delta is a rate unless something broke the s
 device rebooted, an operator cleared the counters, a narrow counter wrapped, or readings
 went missing. A rate is given only when the delta is certain; otherwise the counter is
 listed with the reason it has no rate and the series restarts from the new reading, so a
-reset never shows up as a negative rate or as a spike.
+reset never shows up as a negative rate or as a spike. Whether a narrow counter that went
+down wrapped or was reset is judged in one place, :func:`judge_step`, from what the port's
+speed allows over the time between the readings; readings dated in the future, and values
+that are not counts (NaN, infinite, negative, too wide), are screened out where readings
+come in (:func:`screen`).
 """
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field, replace
 from enum import StrEnum
 
@@ -23,7 +28,7 @@ from inventory.counters import (
 )
 from inventory.errors import ConfigError
 
-__all__ = ["RateConfig", "RateTracker", "Rates", "Skip", "ceiling"]
+__all__ = ["RateConfig", "RateTracker", "Rates", "Skip", "ceiling", "judge_step", "screen"]
 
 OCTET_COUNTERS = frozenset({"in_octets", "out_octets"})
 PACKET_COUNTERS = (frozenset(INTERFACE_COUNTERS) - OCTET_COUNTERS
@@ -32,6 +37,8 @@ PACKET_COUNTERS = (frozenset(INTERFACE_COUNTERS) - OCTET_COUNTERS
 
 MIN_WIRE_FRAME = 84
 """Bytes a minimum Ethernet frame holds the wire: 64 + 8 preamble + 12 inter-frame gap."""
+MAX_SKEW_S = 5.0
+"""How far past now a reading may be dated (clocks a little apart) before it is refused."""
 
 
 class Skip(StrEnum):
@@ -122,6 +129,65 @@ def ceiling(name: str, speed_bps: int | None, seconds: float, slack: float = 1.1
     return None
 
 
+def judge_step(before: int, after: int, bits: int, limit: float | None) -> int | Skip:
+    """What a counter ``bits`` wide counted from ``before`` to ``after``, at most ``limit``
+    being possible (line rate over the time between; None: unknown), or why it is unknown.
+
+    A fall is a wrap only when the wrap fits under the limit, else a reset (``RESET``, as
+    is any fall of a 64-bit counter); with no limit, or one that allows a whole wrap, a
+    narrow counter's step is ``AMBIGUOUS``; a rise beyond the limit is ``IMPLAUSIBLE``.
+
+    >>> judge_step(2**32 - 100, 50, 32, 1000.0), judge_step(2**32 - 100, 50, 32, 100.0)
+    (150, <Skip.RESET: 'reset'>)
+    >>> judge_step(2**32 - 100, 50, 32, None), judge_step(10, 50, 32, None)
+    (<Skip.AMBIGUOUS: 'ambiguous'>, 40)
+    """
+    if limit is not None and limit >= 1 << bits:
+        return Skip.AMBIGUOUS
+    if after >= before:
+        delta = after - before
+    elif bits >= 64:
+        # A 64-bit counter at 1.6 Tb/s needs 2.9 years to wrap: a decrease is a reset.
+        return Skip.RESET
+    elif limit is None:
+        return Skip.AMBIGUOUS  # a reset read as a wrap would be a 2**bits spike
+    else:
+        delta = after + (1 << bits) - before
+        if delta > limit:  # faster than line rate: the counter restarted from zero
+            return Skip.RESET
+    if limit is not None and delta > limit:
+        return Skip.IMPLAUSIBLE
+    return delta
+
+
+def valid_values(reading: PortCounters) -> dict[str, int]:
+    """The values of ``reading`` that are counts of their width (not NaN, infinite,
+    negative or wider)."""
+    return {n: v for n, v in reading.values.items() if 0 <= v < 1 << reading.width(n)}
+
+
+def screen(reading: PortCounters, now: float, skew_s: float = MAX_SKEW_S
+           ) -> tuple[PortCounters | None, list[str]]:
+    """``reading`` as far as it can be used at ``now``, and what was refused in it:
+    ``future-reading`` or ``bad-time`` (all of it: a reading dated ahead would hold back
+    every later one of its port), ``invalid-value`` (one per value left out).
+
+    >>> r = PortCounters("leaf01", "Ethernet1", 100.0, {"in_octets": 5, "out_octets": -1})
+    >>> screen(r, 100.0)[0].values, screen(r, 100.0)[1], screen(r, 94.0)
+    ({'in_octets': 5}, ['invalid-value'], (None, ['future-reading']))
+    >>> screen(replace(r, at=math.nan), 100.0), screen(replace(r, at=math.inf), 100.0)
+    ((None, ['bad-time']), (None, ['bad-time']))
+    """
+    if not math.isfinite(reading.at):
+        return None, ["bad-time"]
+    if reading.at > now + skew_s:
+        return None, ["future-reading"]
+    valid = valid_values(reading)
+    if len(valid) == len(reading.values):
+        return reading, []
+    return replace(reading, values=valid), ["invalid-value"] * (len(reading.values) - len(valid))
+
+
 class RateTracker:
     """Turns successive readings of one (switch, port) into :class:`Rates`.
 
@@ -157,7 +223,7 @@ class RateTracker:
         if last is not None and not reading.at > last.at:
             self.ignored += 1
             return None
-        valid = {n: v for n, v in reading.values.items() if 0 <= v < 1 << reading.width(n)}
+        valid = valid_values(reading)
         self.last = replace(reading, values=valid)
         if last is None:
             return None
@@ -185,8 +251,8 @@ class RateTracker:
                         wrapped.append(name)
             # Counters of one port are cleared together: once one decrease is a proven
             # reset, a decrease elsewhere is that reset too, not a wrap.
-            if any(skipped.get(n) in (Skip.RESET, Skip.IMPLAUSIBLE)
-                   and valid[n] < last.values[n] for n in common):
+            if any(skipped.get(n) is Skip.RESET and valid[n] < last.values[n]
+                   for n in common):
                 skipped |= dict.fromkeys(wrapped, Skip.RESET)
                 wrapped = []
         per_second = {n: d / span for n, d in deltas.items() if n not in skipped}
@@ -204,20 +270,9 @@ class RateTracker:
         bits = now.width(name)
         if bits != last.width(name):
             return None, Skip.RESET
-        limit = ceiling(name, speed, span, self.config.slack)
-        if limit is not None and limit >= 1 << bits:
-            return None, Skip.AMBIGUOUS
-        before, after = last.values[name], now.values[name]
-        if after >= before:
-            delta = after - before
-        elif bits >= 64:
-            # A 64-bit counter at 1.6 Tb/s needs 2.9 years to wrap: a decrease is a reset.
-            return None, Skip.RESET
-        else:
-            delta = after + (1 << bits) - before
-        if limit is not None and delta > limit:
-            return None, Skip.IMPLAUSIBLE
-        return delta, None
+        verdict = judge_step(last.values[name], now.values[name], bits,
+                             ceiling(name, speed, span, self.config.slack))
+        return (None, verdict) if isinstance(verdict, Skip) else (verdict, None)
 
 
 def _device_reset(last: PortCounters, now: PortCounters, span: float,

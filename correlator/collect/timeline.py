@@ -25,8 +25,12 @@ was counted in the gap lies between them, the gap is taken as the earlier rate u
 kink and the later rate after it (a counter that sat still until its traffic started is
 still at zero just before: nothing leaks into the interval before); otherwise at a steady
 rate. Values are unwrapped as
-they come (a narrow counter's wrap adds ``2**bits``; a fall of a 64-bit counter, or any
-value after :meth:`CounterTimeline.restart`, is a reset: the new value counts from zero).
+they come: a fall is judged by :func:`~correlator.collect.rates.judge_step` from the most
+the counter can count a second (line rate): a narrow counter's wrap adds ``2**bits``; a
+fall faster than line rate as a wrap, a fall of a 64-bit counter, or any value after
+:meth:`CounterTimeline.restart`, is a reset (the new value counts from zero); a narrow
+counter's fall with no known line rate could be either, so its step is unknown: no increase
+over a span that holds it.
 """
 
 from __future__ import annotations
@@ -34,6 +38,8 @@ from __future__ import annotations
 import bisect
 from itertools import pairwise
 from statistics import median
+
+from correlator.collect.rates import Skip, judge_step
 
 __all__ = ["CounterTimeline"]
 
@@ -62,8 +68,8 @@ class CounterTimeline:
     8.0
     """
 
-    __slots__ = ("_changes", "_cumulative", "_held", "_last", "_reads", "_restarted", "bits",
-                 "fresh", "period", "times", "values")
+    __slots__ = ("_changes", "_cumulative", "_held", "_last", "_reads", "_restarted", "_since",
+                 "bits", "fresh", "period", "times", "unknown", "values")
 
     def __init__(self, bits: int = 64, fresh: bool = False) -> None:
         self.bits, self.fresh = bits, fresh
@@ -71,6 +77,8 @@ class CounterTimeline:
         self.values: list[float] = []  # unwrapped, never decreasing
         self._last: int | None = None  # the last raw value read
         self._held = 0.0  # when it was last read
+        self._since = 0.0  # when it was first read
+        self.unknown: list[tuple[float, float]] = []  # spans of steps neither wrap nor reset
         self._reads = 0  # how many times it was read
         self._restarted = False
         self._cumulative = 0.0
@@ -86,9 +94,9 @@ class CounterTimeline:
         return self.times[-1] if self.times else float("-inf")
 
 
-    def add(self, at: float, value: int) -> None:
+    def add(self, at: float, value: int, max_rate: float | None = None) -> None:
         """A reading taken at ``at`` (readings come in time order; an older one is
-        ignored)."""
+        ignored); ``max_rate``: the most the counter can count a second, when known."""
         last = self._last
         if last is None:
             self._known(at, 0.0)
@@ -99,30 +107,39 @@ class CounterTimeline:
             self._hold()
             return
         else:
-            self._cumulative += self._step(last, value)
+            # the old value may have held since a refresh period before its first reading
+            limit = None if max_rate is None else \
+                max_rate * (at - self._since + (self.period or 0.0))
+            step = self._step(last, value, limit)
             self._hold()
             changed = (self._held + at) / 2 if self._reads > 1 and not self.fresh else at
+            if step is None:
+                self.unknown.append((self.times[-1], max(changed, self.times[-1])))
+            else:
+                self._cumulative += step
             self._known(max(changed, self.times[-1]), self._cumulative)
             if self._reads > 1:
                 changes = self._changes = [*self._changes[-_PERIODS_KEPT:], changed]
                 if len(changes) > 1:
                     self.period = median(b - a for a, b in pairwise(changes))
-        self._last, self._held, self._reads = value, at, 1
+        self._last, self._held, self._since, self._reads = value, at, at, 1
 
     def restart(self) -> None:
         """The counter restarted (a device reboot, an operator clear): the next value read
         counts from zero, whatever its width."""
         self._restarted = True
 
-    def _step(self, before: int, after: int) -> int:
+    def _step(self, before: int, after: int, limit: float | None) -> int | None:
+        """What was counted from ``before`` to ``after``; None when unknown."""
         if self._restarted:
             self._restarted = False
             return after
         if after >= before:
             return after - before
-        if self.bits < 64:
-            return after + (1 << self.bits) - before
-        return after  # a 64-bit counter does not wrap: it was reset and counts from 0
+        verdict = judge_step(before, after, self.bits, limit)
+        if verdict is Skip.RESET:
+            return after  # reset: counts from 0
+        return None if isinstance(verdict, Skip) else verdict
 
     def _hold(self) -> None:
         """The value last read was still the counter's at its last reading (fresh), or a
@@ -145,6 +162,7 @@ class CounterTimeline:
         self.values.append(value)
         if len(self.times) > _MOMENTS_KEPT:  # older moments than any interval still asks
             del self.times[:_MOMENTS_KEPT // 2], self.values[:_MOMENTS_KEPT // 2]
+            self.unknown = [span for span in self.unknown if span[1] > self.times[0]]
 
     def moments(self) -> list[tuple[float, int]]:
         """The known (moment, unwrapped value) pairs, oldest first."""
@@ -202,9 +220,15 @@ class CounterTimeline:
             return self.values[i], self.values[i]
         return self.values[i - 1], self.values[i]
 
+    def unknown_in(self, start: float, end: float) -> bool:
+        """Whether a step of unknown size (neither wrap nor reset) lies in ``[start, end)``."""
+        return any(a < end and start < b for a, b in self.unknown)
+
     def increase_bounds(self, start: float, end: float, extrapolate: bool = False
                         ) -> tuple[float, float] | None:
         """The least and the most the counter can have counted over ``[start, end)``."""
+        if self.unknown_in(start, end):
+            return None
         first, last = self.bounds(start, extrapolate), self.bounds(end, extrapolate)
         if first is None or last is None:
             return None
@@ -212,6 +236,9 @@ class CounterTimeline:
 
     def increase(self, start: float, end: float, extrapolate: bool = False) -> float | None:
         """What the counter counted over ``[start, end)``; None unless both are known (or,
-        with ``extrapolate``, can be carried on from the last two known moments)."""
+        with ``extrapolate``, can be carried on from the last two known moments) and no
+        step of unknown size lies between."""
+        if self.unknown_in(start, end):
+            return None
         first, last = self.value_at(start, extrapolate), self.value_at(end, extrapolate)
         return None if first is None or last is None else last - first

@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from correlator.attribution.hotspots import Thresholds
+from correlator.sflow.accounting import MAX_AGENTS, MAX_SOURCES
 from correlator.sflow.receiver import ReceiverConfig
 from inventory.devices import CrawlConfig, SwitchConfig, crawl_from, devices_from
 from inventory.errors import ConfigError
@@ -124,7 +125,8 @@ def service_config_from(document: Any, origin: str, environ: Mapping[str, str]
     topology = read.section("topology", TopologySettings, {"snapshot": "FABCORR_SNAPSHOT"})
     telemetry = read.plain("telemetry", {"interval_s": 10.0})
     sflow = read.plain("sflow", {"listen": "0.0.0.0:6343", "workers": 1,
-                                 "rcvbuf_bytes": 8 << 20},
+                                 "rcvbuf_bytes": 8 << 20, "relays": (),
+                                 "max_agents": MAX_AGENTS, "max_sources": MAX_SOURCES},
                        {"listen": "FABCORR_SFLOW_LISTEN", "workers": "FABCORR_SFLOW_WORKERS"})
     attribution = read.plain("attribution", {"interval_s": 10.0, "top_pods": 10, "log": "",
                                              "thresholds": {}},
@@ -138,7 +140,8 @@ def service_config_from(document: Any, origin: str, environ: Mapping[str, str]
         kubernetes=kubernetes, topology=topology,
         telemetry_interval_s=telemetry["interval_s"],
         sflow=ReceiverConfig(host, port, sflow["workers"], sflow["rcvbuf_bytes"],
-                             attribution["interval_s"]),
+                             attribution["interval_s"], sflow["max_agents"],
+                             sflow["max_sources"], sflow["relays"]),
         interval_s=attribution["interval_s"], top_pods=attribution["top_pods"],
         thresholds=thresholds, attribution_log=attribution["log"])
     return _validated(config)

@@ -97,6 +97,10 @@ METRICS: dict[str, tuple[str, tuple[str, ...], str]] = {
     "fabcorr_sflow_lost_datagrams_total": ("counter", (), "datagrams lost (sequence gaps)"),
     "fabcorr_sflow_agent_restarts_total": ("counter", (), "agents seen restarting"),
     "fabcorr_sflow_agent_dropped_samples_total": ("counter", (), "samples agents shed"),
+    "fabcorr_sflow_interleaved_datagrams_total": (
+        "counter", (), "datagrams switching between sequences of one agent and sub-agent"),
+    "fabcorr_sflow_table_evictions_total": (
+        "counter", ("table",), "entries evicted from the bounded sFlow tables"),
     "fabcorr_attribution_duration_seconds": ("gauge", (), "time to attribute the interval"),
     "fabcorr_attribution_interval_end_timestamp_seconds": ("gauge", (), "its end"),
     "fabcorr_attribution_unattributed_samples": (
@@ -297,6 +301,10 @@ def _health(view: View, f: dict[str, Metric]) -> None:
     f["fabcorr_sflow_lost_datagrams_total"].add_metric([], totals.lost_datagrams)
     f["fabcorr_sflow_agent_restarts_total"].add_metric([], totals.agent_restarts)
     f["fabcorr_sflow_agent_dropped_samples_total"].add_metric([], totals.agent_drops)
+    f["fabcorr_sflow_interleaved_datagrams_total"].add_metric([], totals.interleaved)
+    for table in ("sequences", "sources", "formats"):
+        f["fabcorr_sflow_table_evictions_total"].add_metric([table],
+                                                            totals.evictions.get(table, 0))
     f["fabcorr_ready"].add_metric([], 1 if view.ready else 0)
     for component, up in sorted(view.components.items()):
         f["fabcorr_component_up"].add_metric([component], 1 if up else 0)

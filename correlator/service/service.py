@@ -42,6 +42,7 @@ from correlator.service.attribution_log import AttributionLog
 from correlator.service.config import ServiceConfig
 from correlator.service.exporter import Exposition
 from correlator.sflow.accounting import Totals
+from correlator.sflow.admission import Admission, admission_for
 from correlator.sflow.receiver import Receiver, ReceiverPool, Worker, interval_end, serve
 from correlator.view import View
 from inventory.discovery import discover_all
@@ -107,10 +108,13 @@ class Service:
                 _log.info("stopped before the fabric was built")
                 return
             start = time.time()
+            admission = self._admission(fabric)
             if config.sflow.workers > 1:
-                self._pool = ReceiverPool(config.sflow).__enter__()
+                self._pool = ReceiverPool(config.sflow, admission).__enter__()
             else:
-                self._worker = Worker(start, config.interval_s)
+                self._worker = Worker(start, config.interval_s, admission=admission,
+                                      max_agents=config.sflow.max_agents,
+                                      max_sources=config.sflow.max_sources)
                 self._receiver = await serve(config.sflow, self._worker)
             components = self._components_from(start)
             self._components = dict.fromkeys(components, True)
@@ -245,14 +249,21 @@ class Service:
             save_snapshot(fabric, self.config.topology.save)
         return fabric
 
+    def _admission(self, fabric: FabricGraph) -> Admission:
+        """The sFlow agents believed: the switches of ``fabric`` and of the configuration."""
+        return admission_for(fabric.facts.switches, self._switches, self.config.sflow.relays)
+
     async def _swap(self, fabric: FabricGraph) -> None:
-        """Use ``fabric`` from now on; samples from now resolve against it."""
+        """Use ``fabric`` from now on; samples from now resolve against it, and its
+        switches' agents are believed."""
         async with self._publishing:
             now = time.time()
             if self._worker is not None:
                 self._worker.accumulator.cut(now)
+                self._worker.admit(self._admission(fabric))
             elif self._pool is not None:
                 self._pool.cut(now)
+                self._pool.admit(self._admission(fabric))
             self.view = dataclasses.replace(self.view, fabric=fabric)
 
     async def _rediscover(self, stop: asyncio.Event) -> None:

@@ -2,12 +2,18 @@
 
 The decoder never raises on input: a datagram it cannot trust is rejected and counted by
 reason in :attr:`Decoder.rejects`; a sample whose length runs past the datagram ends the
-datagram (what follows cannot be located); a record whose length runs past its sample
-rejects that sample. Unknown sample and record formats are skipped by their length and
-counted in :attr:`Decoder.skipped`. Only samples of enterprise 0 are read.
+datagram (what follows cannot be located); a sample too short for its own fixed fields, or
+with a record whose length runs past the sample, is rejected alone: every read is bounded
+by the sample's declared length, never by the next sample's bytes. Unknown sample and
+record formats are skipped by their length and counted in :attr:`Decoder.skipped` (the
+latest ``FORMATS_KEPT`` formats: a new one in every datagram must not grow it). Only
+samples of enterprise 0 are read.
 
-Reject reasons: ``short-datagram``, ``bad-version``, ``bad-agent-type``,
-``truncated-sample``, ``truncated-record``, ``bad-record``.
+With an :attr:`Decoder.admission`, a datagram of an agent it does not admit from its UDP
+source is rejected before its samples are read (:mod:`~correlator.sflow.admission`).
+
+Reject reasons: ``short-datagram``, ``bad-version``, ``bad-agent-type``, ``unknown-agent``,
+``spoofed-source``, ``truncated-sample``, ``truncated-record``, ``bad-record``.
 """
 
 from __future__ import annotations
@@ -16,6 +22,7 @@ import struct
 from collections import Counter
 from collections.abc import Iterator
 
+from correlator.sflow.admission import Admission
 from correlator.sflow.packet import PARSERS, parse_ethernet
 from correlator.sflow.records import (
     CounterSample,
@@ -26,6 +33,7 @@ from correlator.sflow.records import (
     Packet,
     Sample,
 )
+from correlator.sflow.tables import LruTable
 
 __all__ = ["Decoder"]
 
@@ -33,7 +41,7 @@ _HEAD4 = struct.Struct("!II4sIIII")  # version, agent type, agent, sub-agent, se
 _HEAD6 = struct.Struct("!II16sIIII")
 _PAIR = struct.Struct("!II").unpack_from  # format, length
 _FLOW = struct.Struct("!IIIIIIII").unpack_from  # seq, source, rate, pool, drops, in, out, n
-_FLOW_X = struct.Struct("!IIIIIIIIIIII").unpack_from  # expanded: type and index split
+_FLOW_X = struct.Struct("!11I").unpack_from  # expanded: type and index split
 _HEADER = struct.Struct("!IIII").unpack_from  # protocol, frame length, stripped, length
 _FIRST = struct.Struct("!IIIIII").unpack_from  # a record's format and length, then _HEADER
 _FLOW_FIRST = struct.Struct("!14I").unpack_from  # _FLOW, then _FIRST
@@ -45,25 +53,34 @@ _ETHERNET = struct.Struct("!13I").unpack_from
 _DISCARD = struct.Struct("!IIIIIIII").unpack_from  # seq, type, index, drops, in, out, reason, n
 _new = tuple.__new__  # a tuple subclass without the Python-level __new__ call
 _MAX_ITEMS = 1 << 12  # more samples or records than this in one datagram is nonsense
+FORMATS_KEPT = 256
+"""Unknown formats counted in :attr:`Decoder.skipped` at most (the least recent go)."""
 
 
 class _BadRecord(Exception):
     """A record is shorter than its format requires."""
 
 
+class _ShortSample(Exception):
+    """A sample's declared length is shorter than its own fixed fields."""
+
+
 class Decoder:
     """Decodes datagrams, counting what it rejects and skips; one per receiving thread."""
 
-    __slots__ = ("datagrams", "rejects", "samples", "skipped")
+    __slots__ = ("admission", "datagrams", "rejects", "samples", "skipped")
 
-    def __init__(self) -> None:
+    def __init__(self, admission: Admission | None = None) -> None:
+        self.admission = admission  # None: every agent is believed (a capture, a test)
         self.datagrams = 0
         self.samples: Counter[str] = Counter()  # accepted: flow, counters, discard
         self.rejects: Counter[str] = Counter()
-        self.skipped: Counter[str] = Counter()  # unknown formats, by "sample/e:n" "record/e:n"
+        # unknown formats, by "sample/e:n" "record/e:n"
+        self.skipped: LruTable[str, int] = LruTable(FORMATS_KEPT)
 
-    def decode(self, data: bytes) -> Datagram | None:
-        """The datagram in ``data``, or ``None`` (counted in :attr:`rejects`)."""
+    def decode(self, data: bytes, source: str = "") -> Datagram | None:
+        """The datagram in ``data`` from UDP ``source``, or ``None`` (counted in
+        :attr:`rejects`)."""
         size = len(data)
         if size < 28:
             self.rejects["short-datagram"] += 1
@@ -83,6 +100,11 @@ class Decoder:
             self.rejects["bad-agent-type"] += 1
             return None
         _, _, agent, sub_agent, seq, uptime, count = head.unpack_from(data, 0)
+        if self.admission is not None:
+            refused = self.admission.check(agent, source)
+            if refused is not None:
+                self.rejects[refused] += 1
+                return None
         self.datagrams += 1
         samples: list[Sample] = []
         counted, at, flows = self.samples, head.size, 0
@@ -107,10 +129,13 @@ class Decoder:
                     samples.append(self._discard(data, body, end))
                     counted["discard"] += 1
                 else:
-                    self.skipped[f"sample/{kind >> 12}:{kind & 0xFFF}"] += 1
+                    self._skip("sample", kind)
                     continue
             except _BadRecord:
                 self.rejects["bad-record"] += 1
+                continue
+            except _ShortSample:
+                self.rejects["truncated-sample"] += 1
                 continue
             except (struct.error, IndexError):
                 self.rejects["truncated-record"] += 1
@@ -119,15 +144,16 @@ class Decoder:
             counted["flow"] += flows
         return Datagram(agent, sub_agent, seq, uptime, samples)
 
-    def _skip(self, kind: int) -> None:
-        self.skipped[f"record/{kind >> 12}:{kind & 0xFFF}"] += 1
+    def _skip(self, what: str, kind: int) -> None:
+        key = f"{what}/{kind >> 12}:{kind & 0xFFF}"
+        self.skipped.put(key, self.skipped.pop(key, 0) + 1)
 
     def _flow(self, data: bytes, at: int, end: int, expanded: bool) -> FlowSample:
-        if expanded:
-            if at + 48 > end:
-                raise _BadRecord
+        if expanded:  # sFlow v5 flow_sample_expanded: 11 words, then the records
+            if at + 44 > end:
+                raise _ShortSample
             (seq, source_type, source_index, rate, pool, drops, in_format, in_value,
-             out_format, out_value, count) = _FLOW_X(data, at)[:11]
+             out_format, out_value, count) = _FLOW_X(data, at)
             inp, out = in_format << 30 | in_value, out_format << 30 | out_value
             at += 44
             kind = length = 0
@@ -138,7 +164,7 @@ class Decoder:
             at += 32
         else:
             if at + 32 > end:
-                raise _BadRecord
+                raise _ShortSample
             seq, source, rate, pool, drops, inp, out, count = _FLOW(data, at)
             source_type, source_index = source >> 24, source & 0xFFFFFF
             at += 32
@@ -167,15 +193,19 @@ class Decoder:
                     raise _BadRecord
                 src_vlan, _, dst_vlan, _ = _SWITCH(data, body)
             else:
-                self._skip(kind)
+                self._skip("record", kind)
         return _new(FlowSample, (seq, source_type, source_index, rate, pool, drops, inp, out,
                                  frame_length, stripped, packet, src_vlan, dst_vlan))
 
     def _counters(self, data: bytes, at: int, end: int, expanded: bool) -> CounterSample:
-        if expanded:
+        if expanded:  # sFlow v5 counters_sample_expanded: 4 words, then the records
+            if at + 16 > end:
+                raise _ShortSample
             seq, source_type, source_index, count = _COUNTERS_X(data, at)
             at += 16
         else:
+            if at + 12 > end:
+                raise _ShortSample
             seq, source, count = _COUNTERS(data, at)
             source_type, source_index = source >> 24, source & 0xFFFFFF
             at += 12
@@ -191,12 +221,12 @@ class Decoder:
                     raise _BadRecord
                 ethernet = _ETHERNET(data, body)
             else:
-                self._skip(kind)
+                self._skip("record", kind)
         return CounterSample(seq, source_type, source_index, interface, ethernet)
 
     def _discard(self, data: bytes, at: int, end: int) -> DiscardSample:
         if at + 32 > end:
-            raise _BadRecord
+            raise _ShortSample
         seq, source_type, source_index, drops, inp, out, reason, count = _DISCARD(data, at)
         at += 32
         frame_length = 0
@@ -205,7 +235,7 @@ class Decoder:
             if kind == 1:
                 frame_length, _, packet = _sampled_header(data, body, stop)
             else:
-                self._skip(kind)
+                self._skip("record", kind)
         return DiscardSample(seq, source_type, source_index, drops, inp, out, reason,
                              frame_length, packet)
 

@@ -6,9 +6,11 @@ kernel dropped on its socket (:func:`kernel_drops`). A datagram
 belongs to the wall-clock interval it *arrived* in, by the kernel's receive timestamp
 (``SO_TIMESTAMPNS``), not to the one in progress when the process gets round to reading
 it: a busy collector reads late, and what queued before a boundary still counts before
-it. The worker closes an interval when a datagram of the next one arrives, or when asked
-to (:meth:`Worker.close`). In the asyncio service a :class:`Receiver` reads every queued
-datagram whenever the socket is readable (:func:`serve`); to use more cores,
+it. With an :class:`~correlator.sflow.admission.Admission` only known agents, from their
+own addresses or a declared relay, are believed. The worker closes an interval when a
+datagram of the next one arrives, or when asked to (:meth:`Worker.close`). In the asyncio
+service a :class:`Receiver` reads every queued datagram whenever the socket is readable
+(:func:`serve`); to use more cores,
 :class:`ReceiverPool` starts processes that each bind the same port with ``SO_REUSEPORT``
 (the kernel spreads agents over them) and hand over each interval to the parent, which
 merges them.
@@ -33,7 +35,8 @@ import time
 from dataclasses import dataclass
 
 from correlator.attribution.accumulate import Accumulator, Interval, merge
-from correlator.sflow.accounting import LossTracker, Totals
+from correlator.sflow.accounting import MAX_AGENTS, MAX_SOURCES, LossTracker, Totals
+from correlator.sflow.admission import Admission, parse_relays
 from correlator.sflow.decode import Decoder
 from inventory.errors import ConfigError
 
@@ -46,13 +49,19 @@ SO_TIMESTAMPNS = getattr(socket, "SO_TIMESTAMPNS", 35)  # Linux asm-generic; Pyt
 
 @dataclass(frozen=True, slots=True)
 class ReceiverConfig:
-    """Where and how sFlow is received. ``host`` ``::`` takes IPv4 and IPv6 alike."""
+    """Where and how sFlow is received. ``host`` ``::`` takes IPv4 and IPv6 alike.
+    ``max_agents`` bounds the (agent, sub-agent) pairs followed, ``max_sources`` the data
+    sources (:class:`~correlator.sflow.accounting.LossTracker`); ``relays`` are the
+    addresses or CIDR ranges that may send for any known agent."""
 
     host: str = "0.0.0.0"
     port: int = 6343
     workers: int = 1
     rcvbuf_bytes: int = 8 << 20
     interval_s: float = 10.0
+    max_agents: int = MAX_AGENTS
+    max_sources: int = MAX_SOURCES
+    relays: tuple[str, ...] = ()
 
     def validate(self) -> ReceiverConfig:
         """Return self, or raise ConfigError naming the bad field."""
@@ -64,6 +73,13 @@ class ReceiverConfig:
             raise ConfigError("sflow", "rcvbuf_bytes", "must be >= 65536")
         if not self.interval_s > 0:
             raise ConfigError("sflow", "interval_s", f"must be > 0, not {self.interval_s!r}")
+        for key in ("max_agents", "max_sources"):
+            if getattr(self, key) < 1:
+                raise ConfigError("sflow", key, f"must be >= 1, not {getattr(self, key)!r}")
+        try:
+            parse_relays(self.relays)
+        except ValueError as exc:
+            raise ConfigError("sflow", "relays", str(exc)) from None
         return self
 
 
@@ -152,10 +168,11 @@ class Worker:
     __slots__ = ("_dropped", "_socket", "accumulator", "closed", "decoder", "end", "interval_s",
                  "loss")
 
-    def __init__(self, start: float, interval_s: float) -> None:
-        self.decoder = Decoder()
+    def __init__(self, start: float, interval_s: float, *, admission: Admission | None = None,
+                 max_agents: int = MAX_AGENTS, max_sources: int = MAX_SOURCES) -> None:
+        self.decoder = Decoder(admission)
         self.accumulator = Accumulator(start)
-        self.loss = LossTracker()
+        self.loss = LossTracker(max_agents, max_sources)
         self.interval_s = interval_s
         self.end = interval_end(start, interval_s)
         self.closed: list[tuple[Interval, Totals]] = []
@@ -166,11 +183,16 @@ class Worker:
         """Count, in each interval, the datagrams the kernel dropped on ``sock`` from now."""
         self._socket, self._dropped = sock, kernel_drops(sock)
 
-    def handle(self, data: bytes, at: float) -> None:
-        """One datagram that arrived at ``at`` (arrival order: ``at`` never goes back)."""
+    def admit(self, admission: Admission | None) -> None:
+        """Believe the agents ``admission`` admits from now (None: every agent)."""
+        self.decoder.admission = admission
+
+    def handle(self, data: bytes, at: float, source: str = "") -> None:
+        """One datagram that arrived at ``at`` (arrival order: ``at`` never goes back) from
+        UDP ``source``."""
         if at >= self.end:
             self._close_until(at)
-        datagram = self.decoder.decode(data)
+        datagram = self.decoder.decode(data, source)
         if datagram is not None:
             self.loss.observe(datagram, len(data))
             self.accumulator.add(datagram, at)
@@ -189,6 +211,9 @@ class Worker:
         totals.rejects.update(decoder.rejects)
         decoder.samples.clear()
         decoder.rejects.clear()
+        evicted = decoder.skipped.take_evictions()
+        if evicted:
+            totals.evictions["formats"] += evicted
         if self._socket is not None and self._socket.fileno() >= 0:
             dropped, self._dropped = self._dropped, kernel_drops(self._socket)
             totals.kernel_drops = self._dropped - dropped
@@ -229,10 +254,10 @@ def _drain(sock: socket.socket, worker: Worker) -> None:
     receive, handle = sock.recvmsg, worker.handle
     while True:
         try:
-            data, ancillary, _, _ = receive(MAX_DATAGRAM, _ANCILLARY)
+            data, ancillary, _, source = receive(MAX_DATAGRAM, _ANCILLARY)
         except (BlockingIOError, InterruptedError):
             return
-        handle(data, arrival(ancillary, time.time()))
+        handle(data, arrival(ancillary, time.time()), source[0])
 
 
 async def serve(config: ReceiverConfig, worker: Worker) -> Receiver:
@@ -251,16 +276,18 @@ class ReceiverPool:
     returns the rest, the interval in progress last. An interval gathered by a
     :meth:`wait` whose caller gave up is kept for the next :meth:`take`.
     ``port`` must be a fixed port: with port 0 each worker would get its own.
+    ``admission`` (and :meth:`admit`) as :meth:`Worker.admit`.
     """
 
-    def __init__(self, config: ReceiverConfig) -> None:
+    def __init__(self, config: ReceiverConfig, admission: Admission | None = None) -> None:
         self.config = config.validate()
         context = multiprocessing.get_context("spawn")
         self._results: multiprocessing.Queue = context.Queue()
         self._controls = [context.Queue() for _ in range(config.workers)]
         self._ready = context.Queue()
         self._processes = [
-            context.Process(target=_work, args=(config, self._results, control, self._ready),
+            context.Process(target=_work,
+                            args=(config, admission, self._results, control, self._ready),
                             name=f"fabcorr-sflow-{i}", daemon=True)
             for i, control in enumerate(self._controls)]
         self._pending: dict[float, list[tuple[Interval, Totals]]] = {}
@@ -313,6 +340,10 @@ class ReceiverPool:
             complete, self._complete = self._complete, []
             return complete
 
+    def admit(self, admission: Admission | None) -> None:
+        for control in self._controls:
+            control.put(("admit", admission))
+
     def next_interval(self, timeout_s: float | None = None) -> tuple[Interval, Totals]:
         """Block until an interval is complete (TimeoutError after ``timeout_s``)."""
         deadline = None if timeout_s is None else time.monotonic() + timeout_s
@@ -360,8 +391,9 @@ class ReceiverPool:
             self._complete.append((merge([i for i, _ in parts]), merged))
 
 
-def _work(config: ReceiverConfig, results: multiprocessing.Queue,
-          control: multiprocessing.Queue, ready: multiprocessing.Queue) -> None:
+def _work(config: ReceiverConfig, admission: Admission | None,
+          results: multiprocessing.Queue, control: multiprocessing.Queue,
+          ready: multiprocessing.Queue) -> None:
     """A worker process: receive, decode, accumulate; hand over each interval."""
     try:
         sock = open_socket(config, reuse_port=True)
@@ -370,26 +402,27 @@ def _work(config: ReceiverConfig, results: multiprocessing.Queue,
         return
     sock.settimeout(_CHECK_S)
     now = time.time()
-    worker = Worker(now, config.interval_s)
+    worker = Worker(now, config.interval_s, admission=admission,
+                    max_agents=config.max_agents, max_sources=config.max_sources)
     worker.watch(sock)
     ready.put("")
     receive, handle, check = sock.recvmsg, worker.handle, now + _CHECK_S
     while True:
         try:
-            data, ancillary, _, _ = receive(MAX_DATAGRAM, _ANCILLARY)
+            data, ancillary, _, source = receive(MAX_DATAGRAM, _ANCILLARY)
         except TimeoutError:
             data, ancillary = b"", []
         now = time.time()
         if data:  # more may be queued that arrived before a boundary: close by this one
             now = arrival(ancillary, now)
-            handle(data, now)
+            handle(data, now, source[0])
         for interval, totals in worker.close(now):
             results.put((interval.end, interval, totals))
         if now >= check:
             check = now + _CHECK_S
             with contextlib.suppress(queue.Empty):
                 while True:
-                    command, at = control.get_nowait()
+                    command, argument = control.get_nowait()
                     if command == "exit":
                         sock.close()
                         return
@@ -400,10 +433,13 @@ def _work(config: ReceiverConfig, results: multiprocessing.Queue,
                         sock.settimeout(_CHECK_S)
                         ready.put(time.time())
                     elif command == "stop":
-                        for interval, totals in [*worker.close(at), worker.take(at)]:
+                        for interval, totals in [*worker.close(argument),
+                                                 worker.take(argument)]:
                             results.put((interval.end, interval, totals))
                         results.put((None, None, None))
                         sock.close()
                         return
+                    elif command == "admit":
+                        worker.admit(argument)
                     else:
-                        worker.accumulator.cut(at)
+                        worker.accumulator.cut(argument)

@@ -95,3 +95,26 @@ def test_a_broken_stream_is_resubscribed_after_backoff():
     assert expected > 20 and len(subscriptions) == expected
     assert health.errors == {"unreachable": expected}
     assert health.updates == 3 * expected
+
+
+def test_readings_from_the_future_or_of_no_counts_are_refused_and_counted():
+    """Dated 10 s ahead (beyond the clock skew allowed), at NaN, or with NaN, infinite and
+    negative values: a reading dated ahead would hold back its port's later readings."""
+    now = 1000.0
+
+    async def odd(switch):
+        return [PortCounters(switch.name, "Ethernet1", now + 10.0, {"in_octets": 1}),
+                PortCounters(switch.name, "Ethernet2", float("nan"), {"in_octets": 1}),
+                PortCounters(switch.name, "Ethernet3", now + 4.0,
+                             {"in_octets": 7, "out_octets": float("nan"),
+                              "in_pkts": float("inf"), "out_pkts": -1})]
+
+    switch = SwitchConfig("leaf", "192.0.2.1", protocols=("odd",))
+    delivered = []
+    collector = Collector([switch], INTERVAL, delivered.extend, streamers={},
+                          pollers={"odd": odd}, clock=lambda: now)
+    run_for(collector, 0.5 * INTERVAL)
+    assert [(r.port, r.at, r.values) for r in delivered] == [
+        ("Ethernet3", now + 4.0, {"in_octets": 7})]
+    assert collector.health["leaf"].errors == {"future-reading": 1, "bad-time": 1,
+                                               "invalid-value": 3}

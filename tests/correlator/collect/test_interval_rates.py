@@ -61,3 +61,42 @@ def test_the_rates_carry_the_range_the_readings_allow():
         rates.add(_reading(at, in_octets=octets))
     (found,) = rates.rates(10.0, 20.0).values()
     assert found.ranges == {"in_octets": (500.0, 1500.0)}
+
+
+def _narrow(at, octets, speed=1_000_000_000, uptime=None):
+    return PortCounters("leaf01", "Ethernet1", at, {"in_octets": octets}, {"in_octets": 32},
+                        speed_bps=speed, uptime_s=uptime)
+
+
+@pytest.mark.parametrize(("before", "after", "per_second"), [
+    # 1 GB in 10 s as a wrap: under the 1.375 GB 10 s of 1 Gb/s allow (with 10 % slack)
+    (2**32 - 5 * 10**8, 5 * 10**8, 10**9 / 10),
+    (2 * 10**9, 1000, 1000 / 10),  # 2.3 GB as a wrap: more than allowed, a reset from 0
+])
+def test_a_narrow_counter_falls_by_a_wrap_or_a_reset_as_the_ports_speed_allows(
+        before, after, per_second):
+    rates = IntervalRates()
+    rates.add(_narrow(10.0, before))
+    rates.add(_narrow(20.0, after))
+    (found,) = rates.rates(10.0, 20.0).values()
+    assert (found.per_second, found.skipped) == ({"in_octets": per_second}, {})
+
+
+def test_a_narrow_counter_falling_on_a_port_of_unknown_speed_has_no_rate_for_that_step():
+    rates = IntervalRates()
+    for at, octets in ((10.0, 2 * 10**9), (20.0, 1000), (30.0, 6000)):
+        rates.add(_narrow(at, octets, speed=None))
+    (found,) = rates.rates(10.0, 20.0).values()
+    assert (found.per_second, found.skipped) == ({}, {"in_octets": Skip.AMBIGUOUS})
+    (found,) = rates.rates(20.0, 30.0).values()
+    assert (found.per_second, found.skipped) == ({"in_octets": 500.0}, {})
+
+
+def test_an_uptime_shorter_than_the_time_since_the_last_reading_is_a_reboot():
+    """Up 4 s at 20 s (the agent's uptime is not known before): booted since 10 s, so 1,000
+    is what it counted from zero, not a wrap; nor a reset judged from the speed alone."""
+    rates = IntervalRates()
+    rates.add(_narrow(10.0, 2**32 - 10**9, speed=None))
+    rates.add(_narrow(20.0, 1000, speed=None, uptime=4.0))
+    (found,) = rates.rates(10.0, 20.0).values()
+    assert (found.per_second, found.skipped) == ({"in_octets": 100.0}, {})

@@ -15,6 +15,7 @@ G = 1_000_000_000
 W32 = 1 << 32
 EXACT = RateConfig(interval_s=10, slack=1.0)  # ceilings at line rate exactly
 W32_BPS = 8 * W32  # bits/s at which 32-bit octets reach 2**32 in one second
+PACKETS_TO_THE_TOP = 672 * (W32 - 1) // 10  # minimum frames: 2**32 - 1 of them in 10 s
 
 
 def reading(at, values, *, bits=None, speed=None, uptime=None, clear=None):
@@ -37,9 +38,13 @@ CASES = {
         [reading(100, {"in_octets": 1000, "out_octets": 0}),
          reading(110, {"in_octets": 6000, "out_octets": 2000})],
         {"in_octets": 500.0, "out_octets": 200.0}),
-    "32-bit wrap, speed unknown": Case(
+    "a 32-bit fall with the speed unknown: a wrap or a reset, no rate": Case(
         [reading(100, {"in_pkts": W32 - 100}, bits={"in_pkts": 32}),
          reading(110, {"in_pkts": 400}, bits={"in_pkts": 32})],
+        {}, skipped={"in_pkts": Skip.AMBIGUOUS}),
+    "32-bit packet wrap within a 1G port's line rate": Case(
+        [reading(100, {"in_pkts": W32 - 100}, bits={"in_pkts": 32}, speed=G),
+         reading(110, {"in_pkts": 400}, bits={"in_pkts": 32}, speed=G)],
         {"in_pkts": 50.0}, wrapped=("in_pkts",)),
     "32-bit octet wrap within a 1G port's line rate": Case(
         [reading(100, {"in_octets": W32 - 1000}, bits={"in_octets": 32}, speed=G),
@@ -54,8 +59,9 @@ CASES = {
          reading(120, {"in_octets": 1100})],
         {"in_octets": 100.0}),
     "a 32-bit decrease beside a 64-bit reset is that reset, not a wrap": Case(
-        [reading(100, {"in_octets": 5000, "in_pkts": 70}, bits={"in_pkts": 32}),
-         reading(110, {"in_octets": 100, "in_pkts": 2}, bits={"in_pkts": 32})],
+        [reading(100, {"in_octets": 5000, "in_pkts": W32 - 10}, bits={"in_pkts": 32},
+                 speed=G),
+         reading(110, {"in_octets": 100, "in_pkts": 2}, bits={"in_pkts": 32}, speed=G)],
         {}, skipped={"in_octets": Skip.RESET, "in_pkts": Skip.RESET}),
     "reboot: uptime went back": Case(
         [reading(100, {"in_octets": 5000, "in_pkts": 9}, uptime=86_400),
@@ -77,10 +83,14 @@ CASES = {
     "an explicit max gap allows longer intervals": Case(
         [reading(100, {"in_octets": 0}), reading(131, {"in_octets": 3100})],
         {"in_octets": 100.0}, config=RateConfig(interval_s=10, max_gap_s=60)),
-    "implausible 32-bit wrap on a 400G port": Case(
+    "a 32-bit fall faster than a 400G port's line rate as a wrap is a reset": Case(
         [reading(100, {"in_pkts": W32 - 10}, bits={"in_pkts": 32}, speed=400 * G),
          reading(101, {"in_pkts": 4_000_000_000}, bits={"in_pkts": 32}, speed=400 * G)],
-        {}, skipped={"in_pkts": Skip.IMPLAUSIBLE}),
+        {}, skipped={"in_pkts": Skip.RESET}),
+    "the issue's spike: a reset 32-bit octet counter of a 1G port, not 4.3e8/s": Case(
+        [reading(100, {"in_octets": 2_000_000_000}, bits={"in_octets": 32}, speed=G),
+         reading(110, {"in_octets": 1_000}, bits={"in_octets": 32}, speed=G)],
+        {}, skipped={"in_octets": Skip.RESET}),
     "32-bit octets on a 400G port can wrap unseen": Case(
         [reading(100, {"in_octets": 10}, bits={"in_octets": 32}, speed=400 * G),
          reading(101, {"in_octets": 20}, bits={"in_octets": 32}, speed=400 * G)],
@@ -107,13 +117,13 @@ CASES = {
         {}, skipped={"in_errors": Skip.NEW}),
     # -- limits, and one step either side --
     "a 32-bit wrap counts the whole way round: 2**32 - before + after": Case(
-        [reading(100, {"in_pkts": W32 - 1}, bits={"in_pkts": 32}),
-         reading(110, {"in_pkts": 0}, bits={"in_pkts": 32})],
+        [reading(100, {"in_pkts": W32 - 1}, bits={"in_pkts": 32}, speed=G),
+         reading(110, {"in_pkts": 0}, bits={"in_pkts": 32}, speed=G)],
         {"in_pkts": 0.1}, wrapped=("in_pkts",)),
-    "a 32-bit wrap from zero to the top: 2**32 - 1": Case(
-        [reading(100, {"in_pkts": 1}, bits={"in_pkts": 32}),
-         reading(110, {"in_pkts": 0}, bits={"in_pkts": 32})],
-        {"in_pkts": (W32 - 1) / 10}, wrapped=("in_pkts",)),
+    "a 32-bit wrap from zero to the top: 2**32 - 1, just what line rate allows": Case(
+        [reading(100, {"in_pkts": 1}, bits={"in_pkts": 32}, speed=PACKETS_TO_THE_TOP),
+         reading(110, {"in_pkts": 0}, bits={"in_pkts": 32}, speed=PACKETS_TO_THE_TOP)],
+        {"in_pkts": (W32 - 1) / 10}, wrapped=("in_pkts",), config=EXACT),
     "a 64-bit decrease by one is a reset, not a wrap": Case(
         [reading(100, {"in_pkts": 1}), reading(110, {"in_pkts": 0})],
         {}, skipped={"in_pkts": Skip.RESET}),

@@ -62,7 +62,7 @@ def test_a_counter_that_stood_still_is_not_spread_over_its_quiet_time():
 def test_a_narrow_counter_wraps_and_a_wide_one_resets():
     narrow = CounterTimeline(bits=32)
     for at, value in ((0.0, 2**32 - 100), (1.0, 50), (2.0, 150)):
-        narrow.add(at, value)
+        narrow.add(at, value, max_rate=150.0)
     # 100 to the wrap, 50 after it, then 100 (each value read once: dated when read)
     assert narrow.increase(0.0, 2.0) == 250.0 and narrow.covered_until == 2.0
     wide = CounterTimeline()
@@ -110,3 +110,31 @@ def test_a_device_dated_counter_is_taken_at_its_word():
             timeline.add(float(at), 100 * max(0, at - 10))
     assert fresh.increase(10.0, 12.0) == 200.0 and fresh.increase(5.0, 10.0) == 0.0
     assert stale.increase(5.0, 10.0) == pytest.approx(100 * 5 / 10.5)
+
+
+def test_a_narrow_counter_falling_faster_than_line_rate_allows_was_reset():
+    """Wrapping from 2**32 - 100 to 50 in a second is 150 counted: more than 149 a second
+    can count, so the counter was reset and counts 50 from zero."""
+    timeline = CounterTimeline(bits=32)
+    for at, value in ((0.0, 2**32 - 100), (1.0, 50), (2.0, 150)):
+        timeline.add(at, value, max_rate=149.0)
+    assert timeline.increase(0.0, 2.0) == 150.0 and timeline.unknown == []
+
+
+def test_a_narrow_counter_falling_with_no_line_rate_known_leaves_that_step_unknown():
+    timeline = CounterTimeline(bits=32)
+    for at, value in ((0.0, 2**32 - 100), (1.0, 50), (2.0, 150), (3.0, 250)):
+        timeline.add(at, value)
+    assert timeline.unknown == [(0.0, 1.0)]
+    assert [timeline.increase(0.0, 2.0), timeline.increase(0.5, 1.5),
+            timeline.increase(0.0, 1.0)] == [None, None, None]
+    assert timeline.increase(1.0, 3.0) == 200.0 and timeline.increase_bounds(0.9, 2) is None
+
+
+def test_a_wrap_is_judged_over_all_the_time_the_old_value_stood():
+    """Read at 0, 1 and 2 s, the old value may have counted on from 0 s: 250 in up to 3 s
+    is within 100 a second, a wrap (over the last second alone it would be a reset)."""
+    timeline = CounterTimeline(bits=32)
+    for at, value in ((0.0, 2**32 - 100), (1.0, 2**32 - 100), (2.0, 2**32 - 100), (3.0, 150)):
+        timeline.add(at, value, max_rate=100.0)
+    assert timeline.moments() == [(0.0, 0), (2.5, 250)]

@@ -103,7 +103,8 @@ class RunningService:
                 "kubernetes": {"source": [str(EXAMPLE / "kubernetes")]},
                 "topology": {"discover_every_s": 0},
                 "telemetry": {"interval_s": self.interval_s},
-                "sflow": {"listen": f"127.0.0.1:{self.sflow_port}",
+                # the test sends every switch's datagrams from one socket: a relay
+                "sflow": {"listen": f"127.0.0.1:{self.sflow_port}", "relays": ["127.0.0.1"],
                           "workers": self.sflow_workers},
                 "attribution": {"interval_s": self.interval_s, "log": str(self.log)},
                 **self.extra}

@@ -152,7 +152,7 @@ def test_status(view):
     assert found["sflow"] == {"datagrams": 4531, "bytes": 6177664,
                               "samples": {"flow": 31552, "counters": 12}, "rejects": {},
                               "lost_datagrams": 0, "agent_restarts": 0, "agent_drops": 0,
-                              "kernel_drops": 0}
+                              "kernel_drops": 0, "interleaved": 0, "evictions": {}}
 
 
 @pytest.mark.parametrize(("path", "query", "expected"), [

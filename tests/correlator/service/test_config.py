@@ -26,8 +26,9 @@ def test_the_example_loads_with_every_default(example):
     assert (config.http.listen, config.http.address, config.http.tls_cert) == (
         "0.0.0.0:9460", ("0.0.0.0", 9460), "")
     assert (config.sflow.host, config.sflow.port, config.sflow.workers,
-            config.sflow.rcvbuf_bytes, config.sflow.interval_s) == (
-        "0.0.0.0", 6343, 1, 8 << 20, 10.0)
+            config.sflow.rcvbuf_bytes, config.sflow.interval_s, config.sflow.relays,
+            config.sflow.max_agents, config.sflow.max_sources) == (
+        "0.0.0.0", 6343, 1, 8 << 20, 10.0, (), 16384, 262144)
     assert (config.interval_s, config.top_pods, config.thresholds.utilization,
             config.thresholds.intervals, config.telemetry_interval_s) == (10.0, 10, 0.8, 2, 10.0)
     assert (config.kubernetes.source, config.topology.discover_every_s) == ((), 3600.0)
@@ -51,6 +52,9 @@ def test_the_environment_overrides_the_file(example):
     ("sflow: {listen: 6343}\n", "sflow.listen: expected str, not 6343"),
     ("sflow: {listen: nowhere}\n", "sflow.listen: expected HOST:PORT, not 'nowhere'"),
     ("sflow: {workers: 0}\n", "sflow.workers: must be >= 1, not 0"),
+    ("sflow: {relays: [10.0.0.300]}\n",
+     "sflow.relays: '10.0.0.300' does not appear to be an IPv4 or IPv6 network"),
+    ("sflow: {max_agents: 0}\n", "sflow.max_agents: must be >= 1, not 0"),
     ("attribution: {interval_s: 0}\n", "attribution.interval_s: must be > 0, not 0.0"),
     ("attribution: {thresholds: {utilisation: 1}}\n",
      "attribution.thresholds.utilisation: unknown key (keys: utilization, "),

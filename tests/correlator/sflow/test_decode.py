@@ -174,3 +174,51 @@ def test_round_trip_through_the_encoder(samples):
         (seq, source, rate, pool, opcode, qp, 0 if opcode == roce.CNP else psn,
          -1 if vlan is None else vlan)
         for seq, source, rate, pool, opcode, qp, psn, _, vlan in samples]
+
+
+def _sample(fmt: int, body: bytes) -> bytes:
+    """A sample record of ``fmt`` around ``body`` as is (lengths the caller's to break)."""
+    return struct.pack("!II", fmt, len(body)) + body
+
+
+ZERO_RECORDS = {  # flow samples that carry no record at all: valid, if useless
+    "expanded": _sample(sflow_wire.FLOW_EXPANDED,
+                        struct.pack("!11I", 4, 0, 5, 100, 800, 0, 0, 5, 0, 9, 0)),
+    "compact": _sample(sflow_wire.FLOW, struct.pack("!8I", 4, 5, 100, 800, 0, 5, 9, 0)),
+}
+
+
+@pytest.mark.parametrize("kind", sorted(ZERO_RECORDS))
+def test_a_flow_sample_with_zero_records_is_accepted_and_its_truncated_copy_rejected(kind):
+    whole = ZERO_RECORDS[kind]
+    decoder, datagram = _decode(whole, _flow(9))
+    assert [(s.seq, s.sampling_rate, s.sample_pool, ifindex(s.input), s.packet is None)
+            for s in datagram.samples] == [(4, 100, 800, 5, True), (9, 4000, 36000, 5, False)]
+    assert decoder.rejects == {} and decoder.samples == {"flow": 2}
+    # the same bytes, declared one word shorter: the sample ends before its own fields do
+    cut = struct.pack("!II", struct.unpack_from("!I", whole)[0], len(whole) - 12) + whole[8:-4]
+    decoder, datagram = _decode(cut, _flow(9))
+    assert [s.seq for s in datagram.samples] == [9]
+    assert decoder.rejects == {"truncated-sample": 1} and decoder.samples == {"flow": 1}
+
+
+COUNTERS = IfCounters(ifindex=5, speed=10**9, in_octets=1234, out_octets=99)
+
+
+@pytest.mark.parametrize("expanded", [False, True], ids=["compact", "expanded"])
+def test_a_counters_sample_shorter_than_its_fields_is_not_read_from_the_next_sample(expanded):
+    whole = sflow_wire.CounterSample(7, 5, COUNTERS, expanded=expanded).encode()
+    fmt = sflow_wire.COUNTERS_EXPANDED if expanded else sflow_wire.COUNTERS
+    # seq and source only: the record count would be the next sample's format word
+    short = _sample(fmt, whole[8:16])
+    decoder, datagram = _decode(short, sflow_wire.CounterSample(8, 6, COUNTERS,
+                                                                expanded=expanded))
+    assert [(s.seq, s.interface.in_octets) for s in datagram.samples] == [(8, 1234)]
+    assert decoder.rejects == {"truncated-sample": 1} and decoder.samples == {"counters": 1}
+    # the whole sample decodes; cut inside its if_counters record, the record runs past it
+    decoder, datagram = _decode(whole)
+    assert [s.interface for s in datagram.samples] == [InterfaceCounters(
+        5, 6, 10**9, 1, 3, 1234, 0, 0, 0, 0, 0, 0, 99, 0, 0, 0, 0, 0, 0)]
+    decoder, datagram = _decode(_sample(fmt, whole[8:-8]), _flow(9))
+    assert [s.seq for s in datagram.samples] == [9]
+    assert decoder.rejects == {"truncated-record": 1}

@@ -16,6 +16,7 @@ import pytest
 
 from correlator.attribution.accumulate import merge
 from correlator.sflow.accounting import Totals
+from correlator.sflow.admission import Admission
 from correlator.sflow.receiver import (
     ReceiverConfig,
     ReceiverPool,
@@ -186,3 +187,35 @@ def test_the_asyncio_endpoint_feeds_a_worker():
     assert sum(t.samples["flow"] for _, t in parts) == 4 * datagrams
     assert sum(s[0] for i, _ in parts for seg in i.segments for _, s in seg.flows()) == \
         4 * datagrams
+
+
+def test_only_known_agents_from_their_own_address_or_a_declared_relay_are_believed():
+    """127.1.0.1 is a switch's agent (management address 127.1.0.11); 127.0.0.3 a declared
+    relay; 127.0.0.2 forges datagrams claiming to be the switch, or an unknown one."""
+    async def run():
+        admission = Admission([("127.1.0.1", "127.1.0.11")], relays=["127.0.0.3/32"])
+        worker = Worker(time.time(), 3600.0, admission=admission)
+        port = _free_port()
+        transport = await serve(ReceiverConfig(host="127.0.0.1", port=port), worker)
+        sent = {"127.1.0.1": 3, "127.1.0.11": 2, "127.0.0.3": 4, "127.0.0.2": 5}
+        try:
+            for source, count in sent.items():
+                with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as sender:
+                    sender.bind((source, 0))
+                    for seq in range(1, count + 1):
+                        sender.sendto(_datagram("127.1.0.1", seq), ("127.0.0.1", port))
+                    if source == "127.0.0.2":
+                        sender.sendto(_datagram("127.1.0.2", 1), ("127.0.0.1", port))
+            deadline = time.monotonic() + 60
+            while worker.loss.totals.datagrams + sum(worker.decoder.rejects.values()) < 15:
+                assert time.monotonic() < deadline, worker.decoder.rejects
+                await asyncio.sleep(0.01)
+            return worker.take(time.time())
+        finally:
+            transport.close()
+
+    interval, totals = asyncio.run(run())
+    assert (totals.datagrams, totals.kernel_drops) == (3 + 2 + 4, 0)
+    assert totals.rejects == {"spoofed-source": 5, "unknown-agent": 1}
+    assert totals.samples == {"flow": 4 * 9}
+    assert sum(s[0] for seg in interval.segments for _, s in seg.flows()) == 4 * 9

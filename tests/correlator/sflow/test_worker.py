@@ -52,7 +52,7 @@ class Recorder:
     def __init__(self) -> None:
         self.seen: list[tuple[bytes, float]] = []
 
-    def handle(self, data: bytes, at: float) -> None:
+    def handle(self, data: bytes, at: float, source: str) -> None:
         self.seen.append((data, at))
 
 

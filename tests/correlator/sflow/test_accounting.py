@@ -1,0 +1,83 @@
+"""Loss accounting per (agent, sub-agent), and every table keyed by what datagrams claim
+bounded, with exact counts."""
+
+import logging
+
+from correlator.sflow.accounting import LossTracker
+from correlator.sflow.decode import FORMATS_KEPT
+from correlator.sflow.receiver import Worker
+from correlator.sflow.records import Datagram
+from simulator import sflow_wire
+
+AGENT = bytes([127, 1, 0, 1])
+
+
+def _follow(*datagrams: tuple[int, int], sub_agent: int = 0,
+            tracker: LossTracker | None = None) -> LossTracker:
+    """Observe (seq, uptime ms) datagrams of one agent in order."""
+    tracker = tracker or LossTracker()
+    for seq, uptime in datagrams:
+        tracker.observe(Datagram(AGENT, sub_agent, seq, uptime, []), 100)
+    return tracker
+
+
+def _counts(tracker: LossTracker) -> tuple[int, int, int, int]:
+    t = tracker.totals
+    return t.datagrams, t.lost_datagrams, t.agent_restarts, t.interleaved
+
+
+def test_a_bit_flipped_sequence_number_is_a_restart_not_half_a_million_lost():
+    seqs = [seq if seq != 5 else 5 ^ 1 << 19 for seq in range(1, 11)]
+    tracker = _follow(*((seq, 1000 * n) for n, seq in enumerate(seqs, 1)))
+    # the genuine 5 is gone (its copy came corrupted): one lost, one implausible jump
+    assert _counts(tracker) == (10, 1, 1, 0)
+
+
+def test_a_forged_jump_under_the_old_limit_is_not_a_loss():
+    tracker = _follow((1, 1000), (1048576, 2000), (2, 3000), (3, 4000))
+    assert _counts(tracker) == (4, 0, 1, 0)  # it used to be 1,048,574 lost datagrams
+
+
+def test_a_long_outage_is_lost_datagrams_once_the_sequence_goes_on_from_the_jump():
+    tracker = _follow((1, 1000), (2, 2000), (100_002, 1_002_000))
+    assert _counts(tracker) == (3, 0, 0, 0)  # one jump far ahead: unconfirmed
+    _follow((100_003, 1_003_000), (100_005, 1_005_000), tracker=tracker)
+    assert _counts(tracker) == (5, 99_999 + 1, 0, 0)
+
+
+def test_small_gaps_sequence_wrap_and_a_restart():
+    tracker = _follow((2**32 - 2, 5000), (1, 6000), (2, 7000), (1, 10), (2, 20))
+    assert _counts(tracker) == (5, 2, 1, 0)  # 2**32 - 1 and 0 lost over the wrap
+
+
+def test_interleaved_sources_are_followed_apart_named_once_and_counted(caplog):
+    """Two sources misconfigured as one agent and sub-agent: neither loses anything."""
+    a = [(seq, 10_000 + 10 * seq) for seq in range(1, 51)]
+    b = [(7000 + seq, 900_000 + 10 * seq) for seq in range(1, 51)]
+    with caplog.at_level(logging.WARNING, "correlator.sflow.accounting"):
+        tracker = _follow(*(d for pair in zip(a, b, strict=True) for d in pair))
+    # from A's third datagram on, every datagram switches between two going sequences
+    assert _counts(tracker) == (100, 0, 0, 96)
+    assert [r.getMessage() for r in caplog.records] == [
+        "sFlow agent 127.1.0.1 sub-agent 0: several sources send interleaved sequences as "
+        "this one agent (give each its own agent address or sub_agent_id); each sequence's "
+        "loss is counted on its own"]
+    _follow((52, 10_520), (7052, 900_520), tracker=tracker)  # each lost its 51st
+    assert _counts(tracker) == (102, 2, 0, 98)
+
+
+def test_100000_datagrams_of_new_sub_agents_formats_and_sources_keep_the_tables_bounded():
+    worker = Worker(0.0, 3600.0, max_agents=1000, max_sources=2000)
+    for n in range(100_000):
+        data = sflow_wire.Datagram("127.1.0.1", n, 1, 1000, [
+            sflow_wire.Raw(sflow_wire.data_format(n % 4096 + 1, n // 4096), b""),
+            sflow_wire.FlowSample(1, n, 100, 100, 1, sflow_wire.ifindex(n),
+                                  sflow_wire.ifindex(9), b"", 64)]).encode()
+        worker.handle(data, 1.0)
+    _, totals = worker.take(2.0)
+    assert totals.datagrams == 100_000 and totals.rejects == {}
+    assert (len(worker.loss._pairs), len(worker.loss._drops), len(worker.decoder.skipped)) == (
+        1000, 2000, FORMATS_KEPT)
+    assert totals.evictions == {"sequences": 99_000, "sources": 98_000,
+                                "formats": 100_000 - FORMATS_KEPT}
+    assert worker.take(3.0)[1].evictions == {}  # counted once
