@@ -152,12 +152,3 @@ fn decode_into(data: &[u8], out: &mut Datagram, counts: &mut Counts) -> Result<(
     }
     Ok(())
 }
-
-/// The sampled-header record (flow record 0,1) in `rec`: frame length, bytes stripped,
-/// and the packet of its header (`None` for a header protocol not parsed).
-pub(crate) fn sampled_header(rec: &[u8]) -> Result<(u32, u32, Option<crate::packet::Packet>), Reject> {
-    let [protocol, frame_length, stripped, length] = words::<4>(rec, 0).ok_or(Reject::BadRecord)?;
-    let header =
-        16usize.checked_add(length as usize).and_then(|stop| rec.get(16..stop)).ok_or(Reject::BadRecord)?;
-    Ok((frame_length, stripped, crate::packet::parse(protocol, header)))
-}

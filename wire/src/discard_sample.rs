@@ -1,7 +1,7 @@
 //! sflow_drops.txt discarded-packet sample (0,5), with its sampled-header record.
 
-use crate::datagram::{sampled_header, Counts, Level, MAX_ITEMS};
-use crate::flow_sample::SAMPLED_HEADER;
+use crate::datagram::{Counts, Level, MAX_ITEMS};
+use crate::flow_sample::{sampled_header, SAMPLED_HEADER};
 use crate::packet::Packet;
 use crate::reject::Reject;
 use crate::xdr::{words, Items};

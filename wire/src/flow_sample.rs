@@ -1,7 +1,7 @@
 //! sFlow v5 flow_sample (0,1) and flow_sample_expanded (0,3), with their flow records:
 //! sampled_header (0,1) and extended_switch (0,1001).
 
-use crate::datagram::{sampled_header, Counts, Level, MAX_ITEMS};
+use crate::datagram::{Counts, Level, MAX_ITEMS};
 use crate::packet::{self, Packet};
 use crate::reject::Reject;
 use crate::xdr::{align4, words, Items};
@@ -111,4 +111,13 @@ fn fields(
         src_vlan: -1,
         dst_vlan: -1,
     }
+}
+
+/// The sampled-header record (flow record 0,1) in `rec`: frame length, bytes stripped,
+/// and the packet of its header (`None` for a header protocol not parsed).
+pub(crate) fn sampled_header(rec: &[u8]) -> Result<(u32, u32, Option<Packet>), Reject> {
+    let [protocol, frame_length, stripped, length] = words::<4>(rec, 0).ok_or(Reject::BadRecord)?;
+    let header =
+        16usize.checked_add(length as usize).and_then(|stop| rec.get(16..stop)).ok_or(Reject::BadRecord)?;
+    Ok((frame_length, stripped, packet::parse(protocol, header)))
 }
