@@ -13,7 +13,10 @@ aggregates by agent, input interface and source / destination host into its prin
 in CPU seconds (fabcorr: this process, one thread; sfacctd: its core and plugin
 processes, from the children's resource usage: its wall time is mostly fixed waits) in
 the same run, medians of ``repeat`` runs; the ratio is fabcorr's samples per CPU second
-over sfacctd's.
+over sfacctd's. ``wire_decode_accumulate`` is the Rust core (:mod:`correlator._wire`)
+decoding and accumulating the in-memory datagrams and handing over the interval's table,
+``python_decode_accumulate`` the same in pure Python; issue 14's target for the Rust core
+is 2.5 M samples per CPU second.
 """
 
 from __future__ import annotations
@@ -28,7 +31,11 @@ from dataclasses import replace
 from pathlib import Path
 
 from benchmarks.harness import Result, median
+from correlator import _wire
+from correlator.attribution.accumulate import Accumulator
 from correlator.replay import ReplayConfig, replay
+from correlator.sflow import native
+from correlator.sflow.decode import Decoder
 from correlator.sflow.pcap import read_udp_payloads
 from simulator import roce, sflow_wire
 from simulator.generator import FabricSpec, generate_facts
@@ -43,6 +50,7 @@ SIZE = "10k-ips"
 SAMPLES = 1_000_000
 SECONDS = 10  # one interval: at 1:400k a medium fabric sends 1M samples in 1.4 s
 RATE = 4000
+WIRE_TARGET = 2_500_000  # samples per CPU second, decode + accumulate (issue 14)
 _SPEC = FabricSpec(nodes=1280, leaves_per_rail=20, spines=64, uplinks_per_leaf=64)
 _TEMPLATES = 20_000  # distinct (port, source, destination) samples to draw from
 
@@ -59,6 +67,8 @@ def run(sizes: list[str], repeat: int) -> list[Result]:
         pcap = Path(folder) / "capture.pcap"
         write_pcap(pcap, [(t, d, a, "192.0.2.99", 6343) for t, d, a in datagrams])
         memory = [(t, d) for t, d, _ in datagrams]
+        wire = median([_wire_decode_accumulate(memory, samples) for _ in range(repeat)])
+        python = median([_python_decode_accumulate(memory, samples) for _ in range(repeat)])
         ours_memory = median([_fabcorr(fabric, memory, samples) for _ in range(repeat)])
         ours_pcap = median([_fabcorr(fabric, _from_pcap(pcap), samples)
                             for _ in range(repeat)])
@@ -67,6 +77,11 @@ def run(sizes: list[str], repeat: int) -> list[Result]:
         Result(NAME, SIZE, "pod_ips", len(facts.pod_interfaces), "count"),
         Result(NAME, SIZE, "samples", samples, "count"),
         Result(NAME, SIZE, "datagrams", len(datagrams), "count"),
+        Result(NAME, SIZE, "wire_decode_accumulate_samples_per_cpu_s", samples / wire,
+               "samples/s"),
+        Result(NAME, SIZE, "wire_vs_target_ratio", samples / wire / WIRE_TARGET, "ratio"),
+        Result(NAME, SIZE, "python_decode_accumulate_samples_per_cpu_s", samples / python,
+               "samples/s"),
         Result(NAME, SIZE, "decode_attribute_samples_per_s", samples / ours_memory,
                "samples/s"),
         Result(NAME, SIZE, "pcap_decode_attribute_samples_per_s", samples / ours_pcap,
@@ -93,6 +108,34 @@ def _fabcorr(fabric: FabricGraph, datagrams: object, samples: int) -> float:
     unknown = sum(sum(a.unknown_ports.values()) for a in result.attributions)
     if unknown or any(a.unattributed_samples for a in result.attributions):
         raise RuntimeError("samples of the benchmark capture did not resolve")
+    return seconds
+
+
+def _wire_decode_accumulate(datagrams: list[tuple[float, bytes]], samples: int) -> float:
+    """CPU seconds of the Rust core over ``datagrams``, the interval handed to Python."""
+    start = time.process_time()
+    accumulator = _wire.Accumulator(datagrams[0][0])
+    accumulator.add_many(datagrams)
+    interval, _ = native.interval(accumulator.take(datagrams[-1][0] + 1.0))
+    seconds = time.process_time() - start
+    got = accumulator.take_counts()["samples"]
+    if got != {"flow": samples} or not interval.segments[0].by_agent:
+        raise RuntimeError(f"the Rust core decoded {got} of {samples} samples")
+    return seconds
+
+
+def _python_decode_accumulate(datagrams: list[tuple[float, bytes]], samples: int) -> float:
+    """CPU seconds of the Python decoder and accumulator over ``datagrams``."""
+    start = time.process_time()
+    decoder, accumulator = Decoder(), Accumulator(datagrams[0][0])
+    for at, data in datagrams:
+        datagram = decoder.decode(data)
+        if datagram is not None:
+            accumulator.add(datagram, at)
+    accumulator.take(datagrams[-1][0] + 1.0)
+    seconds = time.process_time() - start
+    if decoder.samples != {"flow": samples}:
+        raise RuntimeError(f"the Python decoder decoded {decoder.samples} of {samples}")
     return seconds
 
 

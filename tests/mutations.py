@@ -169,7 +169,7 @@ def main(argv: list[str] | None = None) -> int:
     with tempfile.TemporaryDirectory(prefix="fabcorr-mutations-") as folder:
         copy = Path(folder) / "project"
         shutil.copytree(ROOT, copy, ignore=shutil.ignore_patterns(
-            ".git", ".venv", "out", "__pycache__", "*.egg-info"))
+            ".git", ".venv", "out", "__pycache__", "*.egg-info", "target"))
         where = subprocess.run([sys.executable, "-c", "import correlator; "
                                 "print(correlator.__file__)"], cwd=copy, capture_output=True,
                                text=True, check=True).stdout.strip()

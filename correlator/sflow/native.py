@@ -1,0 +1,100 @@
+"""The Rust wire path (:mod:`correlator._wire`) in the shapes the rest of fabcorr reads:
+records of :mod:`~correlator.sflow.records`, intervals of
+:mod:`~correlator.attribution.accumulate`, counts of :class:`~correlator.sflow.decode.Decoder`.
+
+Per-sample objects are only made by :func:`decode` (tests, tools); an interval's flow
+table arrives as packed rows and becomes one dict entry per key, not per sample.
+"""
+
+from __future__ import annotations
+
+import struct
+from collections import Counter
+
+from correlator import _wire
+from correlator.attribution.accumulate import Interval, Segment
+from correlator.sflow.records import (
+    CounterSample,
+    Datagram,
+    DiscardSample,
+    FlowSample,
+    InterfaceCounters,
+    Packet,
+    Sample,
+)
+
+__all__ = ["NativeDecoder", "decode", "interval", "to_datagram"]
+
+_ROW = struct.Struct(_wire.ROW_FORMAT)
+_TRAFFIC = tuple(_wire.TRAFFIC)
+_DIRECTIONS = tuple(_wire.DIRECTIONS)
+
+
+def _packet(fields: _wire.PacketTuple | None) -> Packet | None:
+    return None if fields is None else Packet(*fields)
+
+
+def _counters(fields: _wire.CounterTuple) -> CounterSample:
+    seq, source_type, source_index, interface, ethernet = fields
+    return CounterSample(seq, source_type, source_index,
+                         None if interface is None else InterfaceCounters(*interface), ethernet)
+
+
+def _sample(kind: str, fields: tuple) -> Sample:
+    if kind == "flow":
+        return FlowSample(*fields[:10], _packet(fields[10]), *fields[11:])
+    if kind == "counters":
+        return _counters(fields)  # type: ignore[arg-type]
+    return DiscardSample(*fields[:8], _packet(fields[8]))
+
+
+def to_datagram(raw: _wire.DatagramTuple) -> Datagram:
+    """The :class:`~correlator.sflow.records.Datagram` of a decoded datagram tuple."""
+    agent, sub_agent, seq, uptime_ms, samples = raw
+    return Datagram(agent, sub_agent, seq, uptime_ms, [_sample(k, f) for k, f in samples])
+
+
+def decode(data: bytes) -> tuple[Datagram | None, _wire.Counts]:
+    """One datagram through the Rust decoder, and what it counted."""
+    raw, counts = _wire.decode(data)
+    return (None if raw is None else to_datagram(raw)), counts
+
+
+class NativeDecoder:
+    """:class:`~correlator.sflow.decode.Decoder`'s interface over the Rust decoder."""
+
+    __slots__ = ("datagrams", "rejects", "samples", "skipped")
+
+    def __init__(self) -> None:
+        self.datagrams = 0
+        self.samples: Counter[str] = Counter()
+        self.rejects: Counter[str] = Counter()
+        self.skipped: Counter[str] = Counter()
+
+    def decode(self, data: bytes) -> Datagram | None:
+        datagram, counts = decode(data)
+        self.datagrams += counts["datagrams"]  # type: ignore[operator]
+        self.samples.update(counts["samples"])  # type: ignore[arg-type]
+        self.rejects.update(counts["rejects"])  # type: ignore[arg-type]
+        self.skipped.update(counts["skipped"])  # type: ignore[arg-type]
+        return datagram
+
+
+def interval(raw: _wire.IntervalTuple) -> tuple[Interval, dict[str, int]]:
+    """The :class:`~correlator.attribution.accumulate.Interval` of an accumulator's
+    :meth:`~correlator._wire.Accumulator.take`, and its overflow counts."""
+    start, end, raw_segments, raw_counters, raw_discards, overflow = raw
+    segments = []
+    for at, agents, addresses, rows in raw_segments:
+        by_agent: dict[bytes, dict[tuple[int, str, bytes, bytes, str, int], list[int]]] = {
+            agent: {} for agent in agents[1:]}
+        for (agent, ifindex, rate, src, dst, direction, traffic, count, length, low,
+             high) in _ROW.iter_unpack(rows):
+            by_agent[agents[agent]][(ifindex, _DIRECTIONS[direction], addresses[src],
+                                     addresses[dst], _TRAFFIC[traffic], rate)] = [
+                count, length, high << 64 | low]
+        segments.append(Segment(at, by_agent))
+    counters = [(agent, at, _counters(fields)) for agent, at, fields in raw_counters]
+    discards = {(agent, port, reason, src, dst): n
+                for agent, port, reason, src, dst, n in raw_discards}
+    return Interval(start, end, segments, counters, discards), overflow

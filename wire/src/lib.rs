@@ -1,0 +1,22 @@
+//! fabcorr's sFlow v5 wire path: datagrams decoded down to the RoCEv2 BTH
+//! (REFERENCE §6, §7) and summed per interval, without Python objects per sample.
+//!
+//! One module per structure of the spec: [`datagram`] (the header and the sample loop),
+//! [`flow_sample`], [`counters_sample`], [`discard_sample`], and [`packet`] for the
+//! sampled header (Ethernet, 802.1Q / QinQ, IPv4 / IPv6, UDP 4791, the InfiniBand BTH).
+//! Every read is from a slice cut to the length its structure declares ([`xdr`]); a
+//! failure is one [`reject::Reject`], named as the Python decoder counts it.
+//! [`accumulate`] sums flow samples per key as `correlator/attribution/accumulate.py`.
+#![forbid(unsafe_code)]
+
+pub mod accumulate;
+pub mod counters_sample;
+pub mod datagram;
+pub mod discard_sample;
+pub mod flow_sample;
+pub mod packet;
+pub mod reject;
+pub mod xdr;
+
+#[cfg(feature = "python")]
+mod python;

@@ -1,0 +1,326 @@
+//! The Python module `correlator._wire` (documented in `correlator/_wire.pyi`): a decode
+//! function for tests and tools, and the accumulator the receiver feeds. Python gets
+//! compact tables per interval, never an object per flow sample.
+
+use pyo3::prelude::*;
+use pyo3::types::{PyBytes, PyDict, PyList, PyTuple};
+use pyo3::IntoPyObjectExt;
+
+use crate::accumulate::{self, guarded, Interval, Limits};
+use crate::counters_sample::CounterSample;
+use crate::datagram::{self, Counts, Datagram, Level, Sample};
+use crate::discard_sample::DiscardSample;
+use crate::flow_sample::FlowSample;
+use crate::packet::{Addr, Packet, Traffic};
+use crate::reject::Reject;
+
+/// One row of a segment's flow table (little-endian): agent index, ifIndex, sampling
+/// rate, source and destination address indexes, direction index, traffic index, two
+/// pad bytes, samples, sum of frame lengths, sum of squares (low, high 64 bits).
+const ROW_FORMAT: &str = "<5I2B2x4Q";
+const ROW_SIZE: usize = 56;
+
+type Any<'py> = Bound<'py, PyAny>;
+
+fn tuple<'py>(py: Python<'py>, items: Vec<Any<'py>>) -> PyResult<Any<'py>> {
+    Ok(PyTuple::new(py, items)?.into_any())
+}
+
+fn any<'py, T: IntoPyObjectExt<'py>>(py: Python<'py>, value: T) -> PyResult<Any<'py>> {
+    value.into_bound_py_any(py)
+}
+
+fn addr<'py>(py: Python<'py>, a: &Addr) -> Any<'py> {
+    PyBytes::new(py, a.as_bytes()).into_any()
+}
+
+fn packet<'py>(py: Python<'py>, p: &Option<Packet>) -> PyResult<Any<'py>> {
+    let Some(p) = p else { return Ok(py.None().into_bound(py)) };
+    tuple(
+        py,
+        vec![
+            any(py, p.traffic.name())?,
+            any(py, p.vlan)?,
+            any(py, p.ip_version)?,
+            addr(py, &p.src_ip),
+            addr(py, &p.dst_ip),
+            any(py, p.dscp)?,
+            any(py, p.ecn)?,
+            any(py, p.protocol)?,
+            any(py, p.src_port)?,
+            any(py, p.dst_port)?,
+            any(py, p.opcode)?,
+            any(py, p.dest_qp)?,
+            any(py, p.psn)?,
+            any(py, p.becn)?,
+        ],
+    )
+}
+
+fn flow<'py>(py: Python<'py>, f: &FlowSample) -> PyResult<Any<'py>> {
+    tuple(
+        py,
+        vec![
+            any(py, f.seq)?,
+            any(py, f.source_type)?,
+            any(py, f.source_index)?,
+            any(py, f.sampling_rate)?,
+            any(py, f.sample_pool)?,
+            any(py, f.drops)?,
+            any(py, f.input)?,
+            any(py, f.output)?,
+            any(py, f.frame_length)?,
+            any(py, f.stripped)?,
+            packet(py, &f.packet)?,
+            any(py, f.src_vlan)?,
+            any(py, f.dst_vlan)?,
+        ],
+    )
+}
+
+fn counters<'py>(py: Python<'py>, c: &CounterSample) -> PyResult<Any<'py>> {
+    let interface = match &c.interface {
+        None => py.None().into_bound(py),
+        Some(i) => {
+            let mut items = vec![
+                any(py, i.ifindex)?,
+                any(py, i.if_type)?,
+                any(py, i.speed)?,
+                any(py, i.direction)?,
+                any(py, i.status)?,
+                any(py, i.in_octets)?,
+            ];
+            for n in i.in_counts {
+                items.push(any(py, n)?);
+            }
+            items.push(any(py, i.out_octets)?);
+            for n in i.out_counts {
+                items.push(any(py, n)?);
+            }
+            tuple(py, items)?
+        }
+    };
+    let ethernet = match &c.ethernet {
+        None => py.None().into_bound(py),
+        Some(words) => PyTuple::new(py, words)?.into_any(),
+    };
+    tuple(py, vec![any(py, c.seq)?, any(py, c.source_type)?, any(py, c.source_index)?, interface, ethernet])
+}
+
+fn discard<'py>(py: Python<'py>, d: &DiscardSample) -> PyResult<Any<'py>> {
+    tuple(
+        py,
+        vec![
+            any(py, d.seq)?,
+            any(py, d.source_type)?,
+            any(py, d.source_index)?,
+            any(py, d.drops)?,
+            any(py, d.input)?,
+            any(py, d.output)?,
+            any(py, d.reason)?,
+            any(py, d.frame_length)?,
+            packet(py, &d.packet)?,
+        ],
+    )
+}
+
+fn datagram_tuple<'py>(py: Python<'py>, d: &Datagram) -> PyResult<Any<'py>> {
+    let samples = PyList::empty(py);
+    for s in &d.samples {
+        let (kind, fields) = match s {
+            Sample::Flow(f) => ("flow", flow(py, f)?),
+            Sample::Counters(c) => ("counters", counters(py, c)?),
+            Sample::Discard(x) => ("discard", discard(py, x)?),
+        };
+        samples.append((kind, fields))?;
+    }
+    tuple(
+        py,
+        vec![
+            addr(py, &d.agent),
+            any(py, d.sub_agent)?,
+            any(py, d.seq)?,
+            any(py, d.uptime_ms)?,
+            samples.into_any(),
+        ],
+    )
+}
+
+fn counts_dict<'py>(py: Python<'py>, c: &Counts) -> PyResult<Bound<'py, PyDict>> {
+    let samples = PyDict::new(py);
+    for (name, n) in [("flow", c.flow), ("counters", c.counters), ("discard", c.discard)] {
+        if n > 0 {
+            samples.set_item(name, n)?;
+        }
+    }
+    let rejects = PyDict::new(py);
+    for reason in Reject::ALL {
+        let n = c.rejects[reason.index()];
+        if n > 0 {
+            rejects.set_item(reason.name(), n)?;
+        }
+    }
+    let skipped = PyDict::new(py);
+    for ((level, format), n) in &c.skipped {
+        let level = match level {
+            Level::Sample => "sample",
+            Level::Record => "record",
+        };
+        skipped.set_item(format!("{level}/{}:{}", format >> 12, format & 0xFFF), n)?;
+    }
+    if c.skipped_other > 0 {
+        skipped.set_item("other", c.skipped_other)?;
+    }
+    let out = PyDict::new(py);
+    out.set_item("datagrams", c.datagrams)?;
+    out.set_item("samples", samples)?;
+    out.set_item("rejects", rejects)?;
+    out.set_item("skipped", skipped)?;
+    Ok(out)
+}
+
+/// Index of each distinct address, in order of first use; index 0 is "no address".
+struct Addresses<'py> {
+    list: Bound<'py, PyList>,
+    index: std::collections::HashMap<Addr, u32>,
+}
+
+impl<'py> Addresses<'py> {
+    fn new(py: Python<'py>) -> PyResult<Self> {
+        let list = PyList::empty(py);
+        list.append(PyBytes::new(py, b""))?;
+        let mut index = std::collections::HashMap::new();
+        index.insert(Addr::NONE, 0);
+        Ok(Addresses { list, index })
+    }
+
+    fn get(&mut self, a: Addr) -> PyResult<u32> {
+        if let Some(&i) = self.index.get(&a) {
+            return Ok(i);
+        }
+        let i = u32::try_from(self.index.len())
+            .map_err(|_| pyo3::exceptions::PyOverflowError::new_err("too many addresses"))?;
+        self.list.append(PyBytes::new(self.list.py(), a.as_bytes()))?;
+        self.index.insert(a, i);
+        Ok(i)
+    }
+}
+
+fn interval_tuple<'py>(py: Python<'py>, interval: &Interval) -> PyResult<Any<'py>> {
+    let segments = PyList::empty(py);
+    for segment in &interval.segments {
+        let mut agents = Addresses::new(py)?;
+        for a in &segment.agents {
+            agents.get(*a)?;
+        }
+        let mut addresses = Addresses::new(py)?;
+        let mut rows = Vec::with_capacity(segment.flows.len() * ROW_SIZE);
+        for (key, sums) in &segment.flows {
+            for word in [
+                agents.get(key.agent)?,
+                key.ifindex,
+                key.rate,
+                addresses.get(key.src)?,
+                addresses.get(key.dst)?,
+            ] {
+                rows.extend_from_slice(&word.to_le_bytes());
+            }
+            rows.extend_from_slice(&[key.direction as u8, key.traffic as u8, 0, 0]);
+            for word in [sums.samples, sums.bytes, sums.squares as u64, (sums.squares >> 64) as u64] {
+                rows.extend_from_slice(&word.to_le_bytes());
+            }
+        }
+        segments.append((segment.start, agents.list, addresses.list, PyBytes::new(py, &rows)))?;
+    }
+    let counter_list = PyList::empty(py);
+    for (agent, at, sample) in &interval.counters {
+        counter_list.append((addr(py, agent), *at, counters(py, sample)?))?;
+    }
+    let discards = PyList::empty(py);
+    for ((agent, port, reason, src, dst), n) in &interval.discards {
+        discards.append((addr(py, agent), *port, *reason, addr(py, src), addr(py, dst), *n))?;
+    }
+    let overflow = PyDict::new(py);
+    overflow.set_item("flows", interval.overflow.flows)?;
+    overflow.set_item("counters", interval.overflow.counters)?;
+    overflow.set_item("discards", interval.overflow.discards)?;
+    tuple(
+        py,
+        vec![
+            any(py, interval.start)?,
+            any(py, interval.end)?,
+            segments.into_any(),
+            counter_list.into_any(),
+            discards.into_any(),
+            overflow.into_any(),
+        ],
+    )
+}
+
+/// decode(data) -> (datagram tuple or None, counts): one datagram, for tests and tools.
+#[pyfunction]
+fn decode<'py>(py: Python<'py>, data: &[u8]) -> PyResult<(Any<'py>, Bound<'py, PyDict>)> {
+    let mut counts = Counts::default();
+    let mut out = Datagram::default();
+    let decoded = match guarded(|| datagram::decode(data, &mut out, &mut counts)) {
+        Ok(Ok(())) => datagram_tuple(py, &out)?,
+        Ok(Err(_)) => py.None().into_bound(py),
+        Err(reason) => {
+            counts.reject(reason);
+            py.None().into_bound(py)
+        }
+    };
+    Ok((decoded, counts_dict(py, &counts)?))
+}
+
+/// Decodes datagrams and sums their samples per interval (see the stub).
+#[pyclass(module = "correlator._wire", name = "Accumulator")]
+struct PyAccumulator {
+    inner: accumulate::Accumulator,
+}
+
+#[pymethods]
+impl PyAccumulator {
+    #[new]
+    #[pyo3(signature = (start, max_flows = 1 << 22, max_counters = 1 << 20, max_discards = 1 << 16))]
+    fn new(start: f64, max_flows: usize, max_counters: usize, max_discards: usize) -> Self {
+        let limits = Limits { flows: max_flows, counters: max_counters, discards: max_discards };
+        PyAccumulator { inner: accumulate::Accumulator::new(start, limits) }
+    }
+
+    fn add(&mut self, data: &[u8], at: f64) -> bool {
+        self.inner.add(data, at)
+    }
+
+    fn add_many(&mut self, datagrams: &Bound<'_, PyAny>) -> PyResult<usize> {
+        let mut accepted = 0;
+        for item in datagrams.try_iter()? {
+            let (at, data): (f64, Bound<'_, PyBytes>) = item?.extract()?;
+            accepted += usize::from(self.inner.add(data.as_bytes(), at));
+        }
+        Ok(accepted)
+    }
+
+    fn cut(&mut self, at: f64) {
+        self.inner.cut(at);
+    }
+
+    fn take<'py>(&mut self, py: Python<'py>, end: f64) -> PyResult<Any<'py>> {
+        interval_tuple(py, &self.inner.take(end))
+    }
+
+    fn take_counts<'py>(&mut self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        counts_dict(py, &self.inner.take_counts())
+    }
+}
+
+#[pymodule]
+fn _wire(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(decode, m)?)?;
+    m.add_class::<PyAccumulator>()?;
+    m.add("ROW_FORMAT", ROW_FORMAT)?;
+    m.add("TRAFFIC", Traffic::ALL.map(Traffic::name))?;
+    m.add("DIRECTIONS", [accumulate::Direction::In.name(), accumulate::Direction::Out.name()])?;
+    m.add("REJECTS", Reject::ALL.map(Reject::name))?;
+    Ok(())
+}
