@@ -4,14 +4,12 @@ datagrams and 100,000 mutated ones (``FABCORR_DIFF_DATAGRAMS`` for more: ``make 
 
 import os
 import random
-import struct
 from collections import Counter
 
 import pytest
 
 from correlator import _wire
 from correlator.attribution.accumulate import Accumulator, Interval
-from correlator.sflow import decode as python_decode
 from correlator.sflow import native
 from correlator.sflow.decode import Decoder
 from simulator import roce, sflow_wire
@@ -21,35 +19,6 @@ from tests.correlator.sflow.test_fuzz import _datagram, _mutate
 DATAGRAMS = int(os.environ.get("FABCORR_DIFF_DATAGRAMS", "100000"))
 MUTATIONS = 400  # per valid datagram
 MAC = bytes.fromhex("020000000001")
-
-# Issue 13: the Python decoder on main reads a sample shorter than its own fixed fields
-# from the next sample's bytes (or calls it bad-record), and rejects an expanded flow sample
-# with zero records; the Rust one has the fixes of branch i13-sflow. Datagrams holding such a
-# sample are left out of the comparison until the fixed decoder is on main (it raises
-# _ShortSample), then this skip does nothing and can go.
-_PYTHON_FIXED = hasattr(python_decode, "_ShortSample")
-_FIXED_FIELDS = {1: 32, 2: 12, 3: 48, 4: 16, 5: 32}  # 3: 48, Python's wrong 12 words
-
-
-def _python_known_wrong(data: bytes) -> bool:
-    """Whether the Python decoder reaches a sample shorter than its fixed fields."""
-    if _PYTHON_FIXED or len(data) < 28 or data[:4] != b"\0\0\0\5":
-        return False
-    at = {1: 28, 2: 40}.get(struct.unpack_from("!I", data, 4)[0])
-    if at is None or at > len(data):
-        return False
-    (count,) = struct.unpack_from("!I", data, at - 4)
-    for _ in range(min(count, 1 << 12)):
-        if at + 8 > len(data):
-            return False
-        kind, length = struct.unpack_from("!II", data, at)
-        if at + 8 + length > len(data):
-            return False
-        if length < _FIXED_FIELDS.get(kind, 0):
-            return True
-        at = (at + 8 + length + 3) & ~3
-    return False
-
 
 def _python(data: bytes) -> tuple[object, dict[str, object]]:
     decoder = Decoder()
@@ -131,39 +100,22 @@ def test_the_simulators_datagrams_decode_the_same():
 
 def test_mutated_datagrams_decode_and_accumulate_the_same():
     rng = random.Random(14)
-    compared = skipped = 0
+    compared = 0
     seen: Counter[str] = Counter()
     for _ in range(DATAGRAMS // MUTATIONS):
         valid = _datagram(rng)
         batch = []
         for _ in range(MUTATIONS):
             data = _mutate(valid, rng)
-            if _python_known_wrong(data):
-                skipped += 1
-                continue
             _same_decode(data)
             batch.append((len(batch) * 0.01, data))
         compared += len(batch)
         counts = _same_intervals(batch, rng.randrange(len(batch) + 1))
         seen.update(counts["rejects"])  # type: ignore[arg-type]
         seen.update(counts["samples"])  # type: ignore[arg-type]
-    assert compared + skipped == DATAGRAMS // MUTATIONS * MUTATIONS
-    assert skipped < compared // 20  # the issue 13 skip stays a small, named exception
+    assert compared == DATAGRAMS // MUTATIONS * MUTATIONS
     # every reason and every kind of sample was met, and nothing panicked
     assert set(seen) == {*_wire.REJECTS[:-1], "flow", "counters", "discard"}, seen
-
-
-@pytest.mark.skipif(_PYTHON_FIXED, reason="issue 13's fixes are in the Python decoder")
-def test_the_issue_13_skip_is_exactly_where_the_decoders_differ():
-    rng = random.Random(13)
-    differ = []
-    for _ in range(20):
-        valid = _datagram(rng)
-        for _ in range(200):
-            data = _mutate(valid, rng)
-            if _python_known_wrong(data):
-                differ.append(native.decode(data) != _python(data))
-    assert len(differ) > 20 and all(differ)
 
 
 @pytest.mark.parametrize("data", [b"", b"\0\0\0\5" * 7, bytes(range(256)) * 4])
