@@ -16,8 +16,11 @@ whenever the readings were taken and however stale the agent's counters were; so
 over intervals the counters' bytes are all of their increase. That needs a reading after
 the interval's end: the caller closes an interval once :meth:`Engine.covered` says every
 port has one, or after :attr:`Engine.counter_wait_s` (then the ports still behind are
-carried on at their last rate, and say ``provisional``). A port without telemetry has the
-rates of its latest sFlow counter samples.
+carried on at their last rate, and say ``provisional``). A port without telemetry has its
+sFlow counter samples' rates over exactly the interval the same way, each sample dated by
+its datagram's uptime on the agent's clock (:mod:`~correlator.sflow.clock`), not by when
+it arrived; they come with the interval's datagrams, so the last interval before a sample
+is carried on, provisionally.
 """
 
 from __future__ import annotations
@@ -28,14 +31,15 @@ import threading
 from collections import Counter
 from collections.abc import Iterable, Mapping
 
-from correlator.attribution.accumulate import Interval
+from correlator.attribution.accumulate import CounterArrival, Interval
 from correlator.attribution.attribute import OUTSIDE, Attribution, attribute
 from correlator.attribution.hotspots import Hotspot, HotspotTracker, Thresholds
 from correlator.collect.collector import Health
 from correlator.collect.interval_rates import IntervalRates
-from correlator.collect.rates import RateConfig, Rates, RateTracker
+from correlator.collect.rates import Rates
 from correlator.sflow.accounting import Totals
-from correlator.sflow.records import CounterSample, InterfaceCounters
+from correlator.sflow.clock import AgentClocks
+from correlator.sflow.records import InterfaceCounters
 from correlator.view import View
 from inventory.counters import PortCounters
 from topology.graph import FabricGraph
@@ -65,7 +69,7 @@ def interface_reading(switch: str, port: str, at: float, counters: InterfaceCoun
     narrow |= {"in_pkts": 32, "out_pkts": 32}
     return PortCounters(switch, port, at, values, narrow,
                         oper_status="up" if counters.oper_up else "down",
-                        speed_bps=counters.speed or None)
+                        speed_bps=counters.speed or None, stamped=True)
 
 
 class Engine:
@@ -85,11 +89,11 @@ class Engine:
         self.tracker = HotspotTracker(thresholds)
         self.totals = Totals()  # received since the start
         self.telemetry_interval_s = telemetry_interval_s
-        self._config = RateConfig(interval_s=telemetry_interval_s)
-        self._trackers: dict[str, RateTracker] = {}  # port ID -> its sFlow counter samples
         self._counters = IntervalRates()  # telemetry
+        self._sampled = IntervalRates()  # sFlow counter samples
+        self._clocks = AgentClocks()
         self._telemetry: dict[str, Rates] = {}  # port ID -> rates of the last interval
-        self._sflow: dict[str, Rates] = {}  # port ID -> rates from sFlow counter samples
+        self._sflow: dict[str, Rates] = {}  # port ID -> the same from sFlow counter samples
         self._lock = threading.Lock()  # readings arrive while an interval is closed
 
     @property
@@ -128,7 +132,8 @@ class Engine:
               health: Mapping[str, Health] | None = None) -> View:
         """Attribute ``interval`` (received: ``totals``) on ``fabric``, judge hotspots, and
         return the view to publish."""
-        self._sflow_counters(fabric, interval)
+        self._sflow_counters(fabric, interval.counters)
+        self._sflow = self._sampled.rates(interval.start, interval.end)
         with self._lock:
             self._telemetry = self._counters.rates(interval.start, interval.end)
         rates = self.rates
@@ -146,22 +151,20 @@ class Engine:
         back from an attribution log) with its ports' ``rates``; the active ones."""
         return self.tracker.update(result, rates)
 
-    def _sflow_counters(self, fabric: FabricGraph, interval: Interval) -> None:
-        """Rates from the interval's sFlow counter samples, in the order they arrived."""
-        for agent, at, sample in sorted(interval.counters, key=lambda c: c[1]):
-            if not isinstance(sample, CounterSample) or sample.interface is None:
+    def _sflow_counters(self, fabric: FabricGraph, counters: list[CounterArrival]) -> None:
+        """The interval's sFlow counter samples, in the order they arrived, into their
+        ports' timelines, each dated by its agent's clock."""
+        for agent, sub_agent, received, uptime_ms, sample in sorted(counters,
+                                                                    key=lambda c: c.received):
+            at = self._clocks.date(agent, sub_agent, received, uptime_ms)
+            if sample.interface is None:
                 continue
             port = fabric.indexes.port_for_sample(agent, sample.interface.ifindex)
             if port is None:
                 continue
             attrs = fabric.attrs(port)
-            tracker = self._trackers.get(port)
-            if tracker is None:
-                tracker = self._trackers[port] = RateTracker(self._config)
-            rates = tracker.update(interface_reading(attrs["switch"], attrs["name"], at,
-                                                     sample.interface))
-            if rates is not None:
-                self._sflow[port] = rates
+            self._sampled.add(interface_reading(attrs["switch"], attrs["name"], at,
+                                                sample.interface))
 
 
 def _log_mismatches(result: Attribution) -> None:

@@ -6,7 +6,9 @@ Readings of a port (telemetry polls or streams, sFlow counter samples) feed one
 its length, so an interval gets the bytes of its own time, whenever the readings were
 taken. An interval is *covered* once every port read lately has a known value at or
 after its end (:meth:`IntervalRates.covered`); a port asked for before that is carried on
-at the rate of its last two known moments, and its rates say ``provisional``.
+at the rate of its last two known moments, and its rates say ``provisional``. A narrow
+counter read so seldom that it could wrap more than once between two readings at
+line rate is left out (``ambiguous``).
 
 A device reboot (uptime going back) or an operator clear restarts a port's counters: what
 they show next counts from zero, never as a wrap; an increase beyond what the port's speed
@@ -31,6 +33,7 @@ class _Port:
     timelines: dict[str, CounterTimeline] = field(default_factory=dict)
     last: PortCounters | None = None
     known_until: float = float("-inf")  # the earliest of its timelines' last known moments
+    ambiguous: set[str] = field(default_factory=set)  # narrow counters read too seldom
 
 
 class IntervalRates:
@@ -67,7 +70,14 @@ class IntervalRates:
         if last is not None and _restarted(last, reading):
             for timeline in port.timelines.values():
                 timeline.restart()
+        span = reading.at - last.at if last is not None else 0.0
         for name, value in reading.values.items():
+            limit = ceiling(name, reading.speed_bps, span, self.slack)
+            if limit is not None and limit >= 1 << reading.width(name):
+                port.ambiguous.add(name)
+                port.timelines.pop(name, None)
+            if name in port.ambiguous:
+                continue
             timeline = port.timelines.get(name)
             if timeline is None:
                 timeline = port.timelines[name] = CounterTimeline(reading.width(name),
@@ -94,7 +104,7 @@ class IntervalRates:
                 continue
             per_second: dict[str, float] = {}
             ranges: dict[str, tuple[float, float]] = {}
-            skipped: dict[str, Skip] = {}
+            skipped = dict.fromkeys(port.ambiguous, Skip.AMBIGUOUS)
             provisional = False
             for name, timeline in port.timelines.items():
                 increase = timeline.increase(start, end, extrapolate=True)

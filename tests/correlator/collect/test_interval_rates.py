@@ -6,7 +6,7 @@ from correlator.collect.interval_rates import IntervalRates
 from correlator.collect.rates import Skip
 from inventory.counters import PortCounters
 
-SPEED = 400_000_000_000
+SPEED = 100_000_000_000  # a 32-bit packet counter read every 10 s cannot wrap twice
 
 
 def _reading(at, port="Ethernet1", uptime=None, **values):
@@ -61,3 +61,16 @@ def test_the_rates_carry_the_range_the_readings_allow():
         rates.add(_reading(at, in_octets=octets))
     (found,) = rates.rates(10.0, 20.0).values()
     assert found.ranges == {"in_octets": (500.0, 1500.0)}
+
+
+def test_a_narrow_counter_that_could_wrap_twice_between_readings_is_left_out():
+    """A 32-bit packet counter of a 400G port read every 10 s: line rate in 84-byte frames
+    (5.95e8 a second) could wrap it more than once in between."""
+    rates = IntervalRates()
+    for at, octets, packets in ((0.0, 0, 0), (10.0, 10_000, 100), (20.0, 20_000, 200)):
+        rates.add(PortCounters("leaf01", "Ethernet1", at, {"in_octets": octets,
+                                                           "in_pkts": packets},
+                               {"in_pkts": 32}, speed_bps=400_000_000_000))
+    (found,) = rates.rates(10.0, 20.0).values()
+    assert (found.per_second, found.skipped) == ({"in_octets": 1000.0},
+                                                 {"in_pkts": Skip.AMBIGUOUS})
