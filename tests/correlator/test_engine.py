@@ -67,12 +67,13 @@ def _served(datagrams, readings, log):
         for at, payload in datagrams:
             while at >= worker.end:  # the interval loop wakes at the boundary
                 boundary = worker.end
-                while pending and pending[0].at <= boundary:
+                # and publishes once the readings past it are in (the replay's lookahead)
+                while pending and pending[0].at <= boundary + service.engine.counter_wait_s:
                     service.engine.readings([pending.pop(0)])
                 for interval, totals in worker.close(boundary):
                     await service._publish(interval, totals)
             worker.handle(payload, at)
-        while pending and pending[0].at <= worker.end:
+        while pending and pending[0].at <= worker.end + service.engine.counter_wait_s:
             service.engine.readings([pending.pop(0)])
         for interval, totals in worker.close(worker.end):
             await service._publish(interval, totals)

@@ -53,14 +53,22 @@ def test_a_reboot_restarts_the_counters_and_an_impossible_increase_is_left_out()
 
 
 def test_the_rates_carry_the_range_the_readings_allow():
-    """Read at 7, 12, 17 and 22 s, the counter at 10 s lay between its readings at 7 and
-    12 (0 and 5,000), at 20 s between 10,000 and 15,000: [10, 20) counted 5,000 to 15,000
-    bytes whatever the traffic did between the readings."""
+    """Read at 7, 12, 17 and 22 s, the counter ran at 800, 1,200 and 2,000 a second on
+    average. At 10 s, 3 s into a gap of 4,000 whose rates around spread 400 wide, at 400 to
+    1,600 a second: 1,200 to 3,200 (at least 4,000 - 2 x 1,600 is less). At 20 s, 3 s into
+    a gap of 10,000 next to 1,200 a second, at 400 to 2,800: from 10,000 + the most of 1,200
+    and 10,000 - 2 x 2,800 to the least of 8,400 and 10,000 - 2 x 400, 14,400 to 18,400.
+    Steady readings leave no room."""
     rates = IntervalRates()
-    for at, octets in ((7.0, 0), (12.0, 5_000), (17.0, 10_000), (22.0, 15_000)):
+    for at, octets in ((7.0, 0), (12.0, 4_000), (17.0, 10_000), (22.0, 20_000)):
         rates.add(_reading(at, in_octets=octets))
     (found,) = rates.rates(10.0, 20.0).values()
-    assert found.ranges == {"in_octets": (500.0, 1500.0)}
+    assert found.ranges == {"in_octets": (1120.0, 1720.0)}
+    steady = IntervalRates()
+    for at, octets in ((7.0, 0), (12.0, 5_000), (17.0, 10_000), (22.0, 15_000)):
+        steady.add(_reading(at, in_octets=octets))
+    (found,) = steady.rates(10.0, 20.0).values()
+    assert found.ranges == {"in_octets": (1000.0, 1000.0)}
 
 
 def test_a_narrow_counter_that_could_wrap_twice_between_readings_is_left_out():
