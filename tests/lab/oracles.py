@@ -21,8 +21,8 @@ class Counts:
     """A port's counters read over time: (when, {counter: (packets, bytes)}), in order.
 
     >>> c = Counts([(10.0, {"A": (0, 0)}), (10.5, {"A": (5, 500)}), (11.5, {"A": (5, 500)})])
-    >>> c.at("A", 10.2), c.between("A", 10.2, 11.0), c.between("A", 9.0, 11.0)
-    (200.0, 300.0, None)
+    >>> c.at("A", 10.25), c.between("A", 10.25, 11.0), c.between("A", 9.0, 11.0)
+    (250.0, 250.0, None)
     """
 
     def __init__(self, reads: list[tuple[float, dict[str, tuple[int, int]]]]) -> None:
