@@ -6,7 +6,7 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
-APT_PACKAGES := graphviz lldpd snmpd snmp iproute2 pmacct tshark prometheus
+APT_PACKAGES := graphviz lldpd snmpd snmp iproute2 nftables pmacct tshark prometheus
 EXAMPLE := examples/fabric-small
 
 .PHONY: demo tour test bench fuzz lint example system-deps clean

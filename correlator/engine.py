@@ -16,8 +16,11 @@ whenever the readings were taken and however stale the agent's counters were; so
 over intervals the counters' bytes are all of their increase. That needs a reading after
 the interval's end: the caller closes an interval once :meth:`Engine.covered` says every
 port has one, or after :attr:`Engine.counter_wait_s` (then the ports still behind are
-carried on at their last rate, and say ``provisional``). A port without telemetry has the
-rates of its latest sFlow counter samples.
+carried on at their last rate, and say ``provisional``). A port without telemetry has its
+sFlow counter samples' rates over exactly the interval the same way, each sample dated by
+its datagram's uptime on the agent's clock (:mod:`~correlator.sflow.clock`), not by when
+it arrived; they come with the interval's datagrams, so the last interval before a sample
+is carried on, provisionally.
 
 An interval attributed with any such port is ``provisional``, and the engine keeps what it
 needs to attribute it again (its samples, the rates it used) until :meth:`Engine.corrections`
@@ -37,14 +40,15 @@ from collections import Counter
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
-from correlator.attribution.accumulate import Interval
+from correlator.attribution.accumulate import CounterArrival, Interval
 from correlator.attribution.attribute import OUTSIDE, Attribution, attribute
 from correlator.attribution.hotspots import Hotspot, HotspotTracker, Thresholds
 from correlator.collect.collector import Health
 from correlator.collect.interval_rates import IntervalRates
-from correlator.collect.rates import RateConfig, Rates, RateTracker
+from correlator.collect.rates import Rates
 from correlator.sflow.accounting import Totals
-from correlator.sflow.records import CounterSample, InterfaceCounters
+from correlator.sflow.clock import AgentClocks
+from correlator.sflow.records import InterfaceCounters
 from correlator.view import View
 from inventory.counters import PortCounters
 from topology.graph import FabricGraph
@@ -77,7 +81,7 @@ def interface_reading(switch: str, port: str, at: float, counters: InterfaceCoun
     narrow |= {"in_pkts": 32, "out_pkts": 32}
     return PortCounters(switch, port, at, values, narrow,
                         oper_status="up" if counters.oper_up else "down",
-                        speed_bps=counters.speed or None)
+                        speed_bps=counters.speed or None, stamped=True)
 
 
 @dataclass(frozen=True, slots=True)
@@ -109,11 +113,11 @@ class Engine:
         self.tracker = HotspotTracker(thresholds)
         self.totals = Totals()  # received since the start
         self.telemetry_interval_s = telemetry_interval_s
-        self._config = RateConfig(interval_s=telemetry_interval_s)
-        self._trackers: dict[str, RateTracker] = {}  # port ID -> its sFlow counter samples
         self._counters = IntervalRates()  # telemetry
+        self._sampled = IntervalRates()  # sFlow counter samples
+        self._clocks = AgentClocks()
         self._telemetry: dict[str, Rates] = {}  # port ID -> rates of the last interval
-        self._sflow: dict[str, Rates] = {}  # port ID -> rates from sFlow counter samples
+        self._sflow: dict[str, Rates] = {}  # port ID -> the same from sFlow counter samples
         self._last_start: float | None = None  # of the last interval closed
         self._provisional: dict[float, _Provisional] = {}  # by start, oldest first
         self._given_up: frozenset[str] = frozenset()  # ports behind when it last gave up
@@ -161,7 +165,8 @@ class Engine:
         """Attribute ``interval`` (received: ``totals``) on ``fabric``, judge hotspots, and
         return the view to publish; keep the interval if it is provisional, and forget
         those kept that ended :data:`CORRECTION_PERIODS` telemetry periods before it."""
-        self._sflow_counters(fabric, interval)
+        self._sflow_counters(fabric, interval.counters)
+        self._sflow = self._sampled.rates(interval.start, interval.end)
         with self._lock:
             self._telemetry = self._counters.rates(interval.start, interval.end)
         rates = self.rates
@@ -193,8 +198,10 @@ class Engine:
         found = []
         for start, kept in list(self._provisional.items()):
             with self._lock:
-                known = self._counters.rates(kept.interval.start, kept.interval.end,
-                                             kept.behind)
+                known = {**self._sampled.rates(kept.interval.start, kept.interval.end,
+                                               kept.behind),
+                         **self._counters.rates(kept.interval.start, kept.interval.end,
+                                                kept.behind)}
             if any(rates.provisional for rates in known.values()):
                 continue
             del self._provisional[start]
@@ -226,22 +233,20 @@ class Engine:
                          ", ".join(sorted(id_name(port) for port in behind)))
         self._given_up = behind
 
-    def _sflow_counters(self, fabric: FabricGraph, interval: Interval) -> None:
-        """Rates from the interval's sFlow counter samples, in the order they arrived."""
-        for agent, at, sample in sorted(interval.counters, key=lambda c: c[1]):
-            if not isinstance(sample, CounterSample) or sample.interface is None:
+    def _sflow_counters(self, fabric: FabricGraph, counters: list[CounterArrival]) -> None:
+        """The interval's sFlow counter samples, in the order they arrived, into their
+        ports' timelines, each dated by its agent's clock."""
+        for agent, sub_agent, received, uptime_ms, sample in sorted(counters,
+                                                                    key=lambda c: c.received):
+            at = self._clocks.date(agent, sub_agent, received, uptime_ms)
+            if sample.interface is None:
                 continue
             port = fabric.indexes.port_for_sample(agent, sample.interface.ifindex)
             if port is None:
                 continue
             attrs = fabric.attrs(port)
-            tracker = self._trackers.get(port)
-            if tracker is None:
-                tracker = self._trackers[port] = RateTracker(self._config)
-            rates = tracker.update(interface_reading(attrs["switch"], attrs["name"], at,
-                                                     sample.interface))
-            if rates is not None:
-                self._sflow[port] = rates
+            self._sampled.add(interface_reading(attrs["switch"], attrs["name"], at,
+                                                sample.interface))
 
 
 def _log_mismatches(result: Attribution) -> None:

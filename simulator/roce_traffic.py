@@ -17,12 +17,13 @@ from __future__ import annotations
 
 import contextlib
 import json
+import math
 import random
 import socket
 import subprocess
 import sys
 import time
-from collections.abc import Callable, Hashable, Iterable
+from collections.abc import Callable, Hashable, Iterable, Sequence
 from dataclasses import asdict, dataclass
 
 from simulator.roce import (
@@ -74,9 +75,10 @@ def dscp(opcode: int) -> int:
     return CNP_DSCP if opcode == CNP else ROCE_DSCP
 
 
-def _send(streams: list[Stream], rounds: int, pps: float, seed: int) -> list[Flow]:
-    """Send the streams from this namespace, at most ``pps`` packets per second. Every
-    packet of a stream and opcode is the same (PSN = the opcode's place in :data:`MIX`)."""
+def _send(streams: list[Stream], rounds: int, pps: Sequence[float], seed: int) -> list[Flow]:
+    """Send the streams from this namespace, at most ``pps[i]`` packets per second during
+    the i-th of ``len(pps)`` equal parts of the packets. Every packet of a stream and
+    opcode is the same (PSN = the opcode's place in :data:`MIX`)."""
     sockets: dict[tuple[str, int], socket.socket] = {}
     packets = []  # (stream, opcode, payload, socket)
     for stream in streams:
@@ -93,12 +95,14 @@ def _send(streams: list[Stream], rounds: int, pps: float, seed: int) -> list[Flo
              for _ in range(stream.weight * rounds)]
     random.Random(seed).shuffle(order)
     sent = [0] * len(packets)
-    started = time.monotonic()
-    for number, slot in enumerate(order, 1):
+    part = math.ceil(len(order) / len(pps))
+    due = time.monotonic()
+    for number, slot in enumerate(order):
         stream, _, data, sock = packets[slot]
         if sock.sendto(data, (stream.dst, ROCE_PORT)) == len(data):
             sent[slot] += 1
-        if number % 64 == 0 and (delay := started + number / pps - time.monotonic()) > 0:
+        due += 1 / pps[number // part]
+        if number % 64 == 63 and (delay := due - time.monotonic()) > 0:
             time.sleep(delay)
     for sock in sockets.values():
         sock.close()
@@ -107,11 +111,12 @@ def _send(streams: list[Stream], rounds: int, pps: float, seed: int) -> list[Flo
             for (stream, opcode, data, _), count in zip(packets, sent, strict=True)]
 
 
-def send(streams: dict[str, list[Stream]], rounds: int, pps: float = 20_000,
-         seed: int = 0) -> list[Flow]:
+def send(streams: dict[str, list[Stream]], rounds: int,
+         pps: float | Sequence[float] = 20_000, seed: int = 0) -> list[Flow]:
     """Send ``streams[namespace]`` from each network namespace, all starting together, at
-    most ``pps`` packets per second each (the n-th namespace's order shuffled with ``seed
-    + n``); returns what was sent."""
+    most ``pps`` packets per second each (several rates: one after the other, each for an
+    equal part of the packets; the n-th namespace's order shuffled with ``seed + n``);
+    returns what was sent."""
     senders: dict[str, subprocess.Popen] = {}
     try:
         for number, (namespace, plan) in enumerate(streams.items()):
@@ -119,7 +124,8 @@ def send(streams: dict[str, list[Stream]], rounds: int, pps: float = 20_000,
                 ["ip", "netns", "exec", namespace, sys.executable, "-m", __name__],
                 stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
             sender.stdin.write(json.dumps({
-                "streams": [asdict(s) for s in plan], "rounds": rounds, "pps": pps,
+                "streams": [asdict(s) for s in plan], "rounds": rounds,
+                "pps": [pps] if isinstance(pps, int | float) else list(pps),
                 "seed": seed + number}) + "\n")
             sender.stdin.flush()
         for namespace, sender in senders.items():

@@ -5,7 +5,8 @@ port and direction (:func:`data_source`), source and destination IP, traffic cla
 sampling rate; estimated bytes (frame lengths x rate), packets (samples x rate) and the
 estimate's variance (squared lengths x rate squared) are made when the interval is read
 (:meth:`Segment.flows`).
-Counter samples and discard samples are kept as they come. Who owns the addresses is
+Counter samples are kept as they come, with their agent's uptime (they are dated by it
+later); discard samples are counted. Who owns the addresses is
 decided later, once per key (:mod:`correlator.attribution.attribute`); a :meth:`cut`
 starts a new segment so addresses that change owner inside an interval resolve on each
 side of the change.
@@ -15,6 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 from correlator.sflow.records import CounterSample, Datagram, DiscardSample, FlowSample
 
@@ -45,6 +47,17 @@ class Segment:
                     count, length * rate, count * rate, squares * rate * rate)
 
 
+class CounterArrival(NamedTuple):
+    """A counter sample as it came: its agent, when it was received, the agent's uptime in
+    its datagram."""
+
+    agent: bytes
+    sub_agent: int
+    received: float
+    uptime_ms: int
+    sample: CounterSample
+
+
 @dataclass(slots=True)
 class Interval:
     """Everything sampled between ``start`` and ``end``."""
@@ -52,7 +65,7 @@ class Interval:
     start: float
     end: float
     segments: list[Segment]
-    counters: list[tuple[bytes, float, CounterSample]]  # (agent, received at, sample)
+    counters: list[CounterArrival]
     discards: dict[tuple[bytes, int, int, bytes, bytes], int]  # (agent, ifIndex, reason,
     # source IP, destination IP) -> samples
 
@@ -91,7 +104,7 @@ class Accumulator:
         self._start = start
         self._segments = [Segment(start)]
         self._flows = self._segments[0].by_agent
-        self._counters: list[tuple[bytes, float, CounterSample]] = []
+        self._counters: list[CounterArrival] = []
         self._discards: dict[tuple[bytes, int, int, bytes, bytes], int] = {}
 
     def add(self, datagram: Datagram, at: float) -> None:
@@ -122,7 +135,8 @@ class Accumulator:
                     sums[1] += length
                     sums[2] += length * length
             elif sample.__class__ is CounterSample:
-                self._counters.append((agent, at, sample))
+                self._counters.append(CounterArrival(agent, datagram.sub_agent, at,
+                                                     datagram.uptime_ms, sample))
             elif sample.__class__ is DiscardSample:
                 packet = sample.packet
                 port = sample.input & _INDEX if sample.input >> 30 == 0 else 0
@@ -149,7 +163,7 @@ def merge(intervals: list[Interval]) -> Interval:
     """One interval from those of several receivers over the same span: segments that
     start at the same moment are summed."""
     segments: dict[float, Segment] = {}
-    counters: list[tuple[bytes, float, CounterSample]] = []
+    counters: list[CounterArrival] = []
     discards: dict[tuple[bytes, int, int, bytes, bytes], int] = {}
     for interval in intervals:
         for segment in interval.segments:

@@ -24,7 +24,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from correlator.attribution.accumulate import IN, Interval
-from correlator.attribution.estimate import Z95, Share, Sums, shares
+from correlator.attribution.estimate import FEW_SAMPLES, Z95, Share, Sums, shares
 from correlator.collect.rates import Rates
 from correlator.sflow.records import address_text
 from topology.footprint import Owner, owners
@@ -35,7 +35,7 @@ NO_JOB, NO_TENANT = "no-job", "no-tenant"  # a known pod that belongs to none
 _NOBODY = Owner(UNATTRIBUTED, UNATTRIBUTED, UNATTRIBUTED)
 CNP = "roce-cnp"
 CHECKED, OUTSIDE = "ok", "outside"  # LinkTraffic.counter_check, "" when not checked
-MIN_CHECK_SAMPLES = 30
+MIN_CHECK_SAMPLES = FEW_SAMPLES
 """Fewer samples than this and the estimate's normal bound is not trusted to judge the
 counters."""
 

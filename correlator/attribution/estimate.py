@@ -10,7 +10,13 @@ about ``R``. The interval is the wider, on each side, of
   group's estimated bytes (the sum of its sampled frame lengths squared, times the
   sampling rate squared) and ``V`` the link's;
 - the count interval: the Wilson score interval of ``c / n`` scaled by ``R / (c / n)``,
-  which stays inside 0..1 and is not empty for a handful of samples.
+  which stays inside 0..1 and is not empty for a handful of samples;
+- above the share, with fewer than :data:`FEW_SAMPLES` samples, the ratio interval on the
+  log scale, ``R·exp(1.96·sqrt(Var R) / R)``: a group whose bytes ride on a few large
+  frames is estimated low whenever its few samples missed them, and its sum of squared
+  lengths is small then too, so the symmetric interval falls short above (the namespace
+  lab's 62-1,098 B mixes: a 10 % tenant's true share was inside it 84 % of the time with
+  under 10 samples, 88 % with this).
 
 When the port counters give the exact bytes ``T`` of the interval, a group's bytes are
 ``R·T`` within ``[low·T, high·T]``. Without them its bytes are the estimate ``b`` with
@@ -31,6 +37,8 @@ from collections.abc import Mapping
 from typing import NamedTuple
 
 Z95 = 1.959963984540054
+FEW_SAMPLES = 30
+"""Below this many samples the normal approximation of a group's bytes is not trusted."""
 OTHER = "other"
 
 
@@ -81,7 +89,7 @@ def share_of(name: str, sums: Sums, n: int, total_bytes: float, total_variance: 
 
     >>> s = share_of("tenant:a", (25, 2500.0, 25.0, 250_000.0), 100, 10000.0, 1e6, 1e6)
     >>> s.share, round(s.share_low, 4), round(s.share_high, 4), s.bytes, round(s.low)
-    (0.25, 0.1651, 0.343, 250000.0, 165131)
+    (0.25, 0.1651, 0.3511, 250000.0, 165131)
     >>> e = share_of("tenant:a", (25, 2500.0, 25.0, 250_000.0), 100, 10000.0, 1e6, None)
     >>> e.bytes, round(e.low, 1), round(e.high, 1)
     (2500.0, 1520.0, 3480.0)
@@ -105,7 +113,8 @@ def share_of(name: str, sums: Sums, n: int, total_bytes: float, total_variance: 
 
 def _interval(c: int, n: int, share: float, variance: float, total_bytes: float,
               total_variance: float) -> tuple[float, float]:
-    """The wider, on each side, of the ratio and the scaled count interval of a share."""
+    """The wider, on each side, of the ratio (with few samples, also on the log scale
+    above) and the scaled count interval of a share."""
     if not c or total_bytes <= 0:
         return 0.0, 0.0
     low, high = wilson(c, n)
@@ -114,7 +123,10 @@ def _interval(c: int, n: int, share: float, variance: float, total_bytes: float,
     ratio = ((1 - share) ** 2 * variance + share * share * (total_variance - variance)) \
         / (total_bytes * total_bytes)
     half = Z95 * math.sqrt(max(0.0, ratio))
-    return max(0.0, min(low, share - half)), min(1.0, max(high, share + half))
+    high = max(high, share + half)
+    if c < FEW_SAMPLES and share > 0:
+        high = max(high, share * math.exp(min(half / share, 700.0)))
+    return max(0.0, min(low, share - half)), min(1.0, high)
 
 
 def shares(groups: Mapping[str, Sums], exact_bytes: float | None = None,

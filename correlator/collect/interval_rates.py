@@ -95,9 +95,9 @@ class IntervalRates:
         found: dict[str, Rates] = {}
         seconds = end - start
         for key in self._ports if ports is None else ports:
-            port = self._ports[key]
-            last = port.last
-            if last is None or seconds <= 0:
+            port = self._ports.get(key)
+            last = port.last if port is not None else None
+            if port is None or last is None or seconds <= 0:
                 continue
             per_second: dict[str, float] = {}
             ranges: dict[str, tuple[float, float]] = {}

@@ -36,6 +36,7 @@ over a span that holds it.
 from __future__ import annotations
 
 import bisect
+import math
 from itertools import pairwise
 from statistics import median
 
@@ -62,7 +63,7 @@ class CounterTimeline:
     [(0.5, 0), (2.0, 300), (5.0, 600), (8.0, 900)]
     >>> t.increase(2.0, 5.0), t.increase(0.0, 3.0), t.increase(3.0, 8.0)
     (300.0, None, 500.0)
-    >>> t.increase_bounds(3.0, 8.0)  # from at most 600 at 3 s to exactly 900 at 8 s
+    >>> t.increase_bounds(3.0, 8.0)  # at 0 to 300 a second between 2 and 5 s
     (300.0, 600.0)
     >>> t.covered_until
     8.0
@@ -134,11 +135,11 @@ class CounterTimeline:
         if self._restarted:
             self._restarted = False
             return after
-        if after >= before:
-            return after - before
         verdict = judge_step(before, after, self.bits, limit)
         if verdict is Skip.RESET:
             return after  # reset: counts from 0
+        if verdict is Skip.IMPLAUSIBLE:
+            return after - before  # left out where rates are made, as any spike
         return None if isinstance(verdict, Skip) else verdict
 
     def _hold(self) -> None:
@@ -205,9 +206,19 @@ class CounterTimeline:
         return v0 + (v1 - v0) * (at - t0) / (t1 - t0)
 
     def bounds(self, at: float, extrapolate: bool = False) -> tuple[float, float] | None:
-        """Where the value at ``at`` surely lies, the counter never falling: between the
-        known moments around it (past the last one, with ``extrapolate``: from the last
-        value to twice what the last rate carries on)."""
+        """Where the value at ``at`` lies if the counter ran, between the known moments
+        around it, at rates within the spread of the average rates of that gap and the gaps
+        on either side, widened by that spread on both sides (traffic changes its rate, and
+        readings are dated only so well, but as much as its neighbourhood shows; without a
+        neighbour, anywhere between the two moments); past the last moment, with
+        ``extrapolate``: from the last value to twice what the last rate carries on.
+
+        >>> t = CounterTimeline(fresh=True)
+        >>> for at, value in ((0.0, 0), (1.0, 100), (2.0, 210), (3.0, 330)):
+        ...     t.add(at, value)
+        >>> t.bounds(1.5)  # 100, 110, 120 a second around: 80 to 140 a second
+        (140.0, 170.0)
+        """
         times = self.times
         if extrapolate and len(times) > 1 and at > times[-1]:
             carried = self.value_at(at, extrapolate=True)
@@ -218,7 +229,24 @@ class CounterTimeline:
         i = bisect.bisect_left(times, at)
         if times[i] == at:
             return self.values[i], self.values[i]
-        return self.values[i - 1], self.values[i]
+        least, most = self._within(i, times[i - 1], at)
+        return self.values[i - 1] + least, self.values[i - 1] + most
+
+    def _within(self, i: int, start: float, end: float) -> tuple[float, float]:
+        """The least and the most counted from ``start`` to ``end``, both in the gap before
+        moment ``i``, by the rates of :meth:`bounds`."""
+        times, values = self.times, self.values
+        t0, t1, v0, v1 = times[i - 1], times[i], values[i - 1], values[i]
+        rates = [(v1 - v0) / (t1 - t0)]
+        if i > 1:
+            rates.append((v0 - values[i - 2]) / (t0 - times[i - 2]))
+        if i < len(times) - 1:
+            rates.append((values[i + 1] - v1) / (times[i + 1] - t1))
+        spread = max(rates) - min(rates) if len(rates) > 1 else math.inf
+        slow, fast = max(0.0, min(rates) - spread), max(rates) + spread
+        counted, inside, outside = v1 - v0, end - start, (start - t0) + (t1 - end)
+        return (max(slow * inside, counted - fast * outside),
+                min(fast * inside, counted - slow * outside))
 
     def unknown_in(self, start: float, end: float) -> bool:
         """Whether a step of unknown size (neither wrap nor reset) lies in ``[start, end)``."""
@@ -226,9 +254,15 @@ class CounterTimeline:
 
     def increase_bounds(self, start: float, end: float, extrapolate: bool = False
                         ) -> tuple[float, float] | None:
-        """The least and the most the counter can have counted over ``[start, end)``."""
+        """The least and the most the counter counted over ``[start, end)``, by the rates
+        of :meth:`bounds`."""
         if self.unknown_in(start, end):
             return None
+        times = self.times
+        if times and times[0] <= start < end <= times[-1]:
+            i = bisect.bisect_left(times, start)
+            if times[i] != start and end < times[i]:  # both in one gap
+                return self._within(i, start, end)
         first, last = self.bounds(start, extrapolate), self.bounds(end, extrapolate)
         if first is None or last is None:
             return None

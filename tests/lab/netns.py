@@ -4,8 +4,10 @@ Every switch namespace runs ``snmpd`` (AgentX master, IF-MIB from its own kernel
 ``lldpd -x`` serving LLDP-MIB through it; every host runs ``lldpd``; LLDP is really
 exchanged over the veth cables. Switches are managed over a bridge in the root namespace
 (198.18.0.0/24, a benchmarking range no real host uses). On demand, ``route()`` makes the
-fabric an IPv4 router network with "pod" addresses on the hosts, and ``sflow_probe()`` runs
-``pmacctd``'s sFlow agent on a switch port. ``down()`` removes every namespace, link and
+fabric an IPv4 router network with "pod" addresses on the hosts, ``sflow_probe()`` runs
+``pmacctd``'s sFlow agent on a switch port, ``count_ingress()`` counts what a port receives
+per group of source addresses (nftables, read over time) and ``capture()`` records what
+reaches the management bridge. ``down()`` removes every namespace, link and
 process, and is safe to call twice or after a failed ``up()``.
 
 Every lab has the same management addresses, so one lab is up at a time on a machine: two
@@ -42,6 +44,29 @@ sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
 sock.bind((sys.argv[1], 0))
 for _ in range(int(sys.argv[3])):
     sock.sendto(bytes(22), (sys.argv[2], 9))
+"""
+COUNTS = """import ctypes, json, sys, time
+nft = ctypes.CDLL("libnftables.so.1")
+nft.nft_ctx_new.restype, nft.nft_ctx_new.argtypes = ctypes.c_void_p, [ctypes.c_uint32]
+nft.nft_ctx_output_set_flags.argtypes = [ctypes.c_void_p, ctypes.c_uint]
+nft.nft_ctx_buffer_output.argtypes = [ctypes.c_void_p]
+nft.nft_run_cmd_from_buffer.argtypes = [ctypes.c_void_p, ctypes.c_char_p]
+nft.nft_ctx_get_output_buffer.restype = ctypes.c_char_p
+nft.nft_ctx_get_output_buffer.argtypes = [ctypes.c_void_p]
+ctx = nft.nft_ctx_new(0)
+nft.nft_ctx_output_set_flags(ctx, 1 << 4)  # NFT_CTX_OUTPUT_JSON
+nft.nft_ctx_buffer_output(ctx)
+command, period = f"list counters table netdev {sys.argv[1]}".encode(), float(sys.argv[2])
+while True:
+    before = time.time()
+    if nft.nft_run_cmd_from_buffer(ctx, command):
+        sys.exit("nft failed")
+    after = time.time()
+    listed = json.loads(nft.nft_ctx_get_output_buffer(ctx))["nftables"]
+    print(json.dumps([(before + after) / 2, {c["counter"]["name"]: [
+        c["counter"]["packets"], c["counter"]["bytes"]] for c in listed if "counter" in c}]),
+        flush=True)
+    time.sleep(period)
 """
 
 
@@ -327,6 +352,55 @@ class Lab:
                 raise RuntimeError(f"{device}: pmacctd did not start: {log.read_text()}")
             time.sleep(0.05)
         return process
+
+    def count_ingress(self, device: str, port: str, groups: dict[str, list[str]],
+                      period: float = 0.05) -> subprocess.Popen:
+        """Count what a switch port receives, in all (counter ``port``) and per group of
+        IPv4 source addresses (``{name: [address, ...]}``), with nftables on its ingress
+        hook, and read the counters every ``period`` seconds until stopped; the reads are
+        :meth:`ingress_counts`. One port per device."""
+        rules = "".join(f'counter {name} {{}}\n' for name in ("port", *groups))
+        rules += (f'chain {port}_in {{ type filter hook ingress device "{port}" priority 0;\n'
+                  'counter name "port"\n')
+        rules += "".join(f'ip saddr {{ {", ".join(addresses)} }} counter name "{name}"\n'
+                         for name, addresses in groups.items())
+        self.run(device, "nft", "-f", str(self._write(device, "ingress.nft",
+                                                      f"table netdev fclab {{\n{rules}}}\n}}\n")))
+        return self._start(device, "ingress", [sys.executable, "-c", COUNTS, "fclab",
+                                                str(period)])
+
+    def ingress_counts(self, device: str) -> list[tuple[float, dict[str, tuple[int, int]]]]:
+        """The reads of :meth:`count_ingress` so far: (when, {counter: (packets, frame
+        bytes)}), frame bytes as the kernel's rx counters count them (the ingress hook
+        sees each packet without its 14-byte Ethernet header)."""
+        lines = (self.workdir / f"{device}-ingress.log").read_text().splitlines()
+        reads = [json.loads(line) for line in lines if line.startswith("[")]
+        return [(at, {name: (packets, octets + 14 * packets)
+                      for name, (packets, octets) in counters.items()})
+                for at, counters in reads]
+
+    def capture(self, udp_port: int, path: Path, timeout: float = 10.0) -> subprocess.Popen:
+        """Record the UDP datagrams to ``udp_port`` that cross the management bridge (the
+        switches' sFlow, say) in ``path`` (pcapng) until stopped."""
+        log = self.workdir / f"capture-{udp_port}.log"
+        with log.open("w") as out:
+            process = subprocess.Popen(["dumpcap", "-i", f"{self.prefix}br", "-f",
+                                        f"udp dst port {udp_port}", "-w", str(path)],
+                                       stdout=out, stderr=subprocess.STDOUT)
+        self.processes.append(process)
+        deadline = time.monotonic() + timeout
+        while "Capturing on" not in log.read_text():
+            if process.poll() is not None or time.monotonic() > deadline:
+                self.stop(process)
+                raise RuntimeError(f"dumpcap did not start: {log.read_text()}")
+            time.sleep(0.05)
+        return process
+
+    def _write(self, device: str, name: str, text: str) -> Path:
+        path = self.workdir / device / name
+        path.parent.mkdir(mode=0o755, exist_ok=True)
+        path.write_text(text)
+        return path
 
     def poke(self, device: str, port: str, count: int = 1) -> None:
         """Send ``count`` UDP datagrams (to port 9, 64-byte frames) into a switch port from

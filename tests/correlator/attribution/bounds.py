@@ -9,7 +9,8 @@ by the wider, on each side, of two intervals:
 - the ratio estimator's (REFERENCE section 8a): ``R ± z * sqrt(Var R)`` with
   ``Var R = ((1 - R)**2 * S2_g + R**2 * (S2 - S2_g)) / S1**2``, ``S1`` the sum of the
   sampled frame lengths and ``S2`` of their squares (``_g``: the group's). With equal
-  frames it is ``p * (1 - p) / n``, the Wald interval.
+  frames it is ``p * (1 - p) / n``, the Wald interval. With fewer than 30 samples its upper
+  end is also taken on the log scale: ``R * exp(z * sqrt(Var R) / R)``.
 
 Tests that pin this formula through :func:`share_bounds`:
 
@@ -55,4 +56,7 @@ def share_bounds(c: int, n: int, share: float, variance: float | None = None
         variance = ratio_variance(c / n, c, n, n)  # frames of length 1
     low, high = wilson_roots(c, n)
     scale, half = share / (c / n), Z95 * math.sqrt(variance)
-    return max(0.0, min(low * scale, share - half)), min(1.0, max(high * scale, share + half))
+    above = max(high * scale, share + half)
+    if c < 30 and share > 0:
+        above = max(above, share * math.exp(half / share))
+    return max(0.0, min(low * scale, share - half)), min(1.0, above)

@@ -84,8 +84,8 @@ def test_hotspots_and_top_tables(capsys, run):
     lines = out.splitlines()
     assert code == 0 and lines[0] == "Hotspots: 1 active, 0 ended"
     assert re.split(r"\s{2,}", lines[2])[:8] == [
-        "leaf01:Ethernet5", "out", "utilization", "warning", "1767229200", "active",
-        "team-a 85.9% (85.2%-86.5%)", "team-b 14.1% (13.5%-14.8%)"]
+        "leaf01:Ethernet5", "out", "utilization", "warning", "1767229210", "active",
+        "team-a 86.0% (85.3%-86.7%)", "team-b 14.0% (13.3%-14.7%)"]
     code, out, _ = answer(capsys, ["top", "tenants", "--server", url])
     assert out.splitlines() == ["Fabric-wide, per tier: interval 1767229220 +10s",
                                 "TIER        TENANT  GBYTES/S",

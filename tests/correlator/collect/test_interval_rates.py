@@ -6,7 +6,7 @@ from correlator.collect.interval_rates import IntervalRates
 from correlator.collect.rates import Skip
 from inventory.counters import PortCounters
 
-SPEED = 400_000_000_000
+SPEED = 100_000_000_000  # a 32-bit packet counter read every 10 s cannot wrap twice
 
 
 def _reading(at, port="Ethernet1", uptime=None, **values):
@@ -53,14 +53,22 @@ def test_a_reboot_restarts_the_counters_and_an_impossible_increase_is_left_out()
 
 
 def test_the_rates_carry_the_range_the_readings_allow():
-    """Read at 7, 12, 17 and 22 s, the counter at 10 s lay between its readings at 7 and
-    12 (0 and 5,000), at 20 s between 10,000 and 15,000: [10, 20) counted 5,000 to 15,000
-    bytes whatever the traffic did between the readings."""
+    """Read at 7, 12, 17 and 22 s, the counter ran at 800, 1,200 and 2,000 a second on
+    average. At 10 s, 3 s into a gap of 4,000 whose rates around spread 400 wide, at 400 to
+    1,600 a second: 1,200 to 3,200 (at least 4,000 - 2 x 1,600 is less). At 20 s, 3 s into
+    a gap of 10,000 next to 1,200 a second, at 400 to 2,800: from 10,000 + the most of 1,200
+    and 10,000 - 2 x 2,800 to the least of 8,400 and 10,000 - 2 x 400, 14,400 to 18,400.
+    Steady readings leave no room."""
     rates = IntervalRates()
-    for at, octets in ((7.0, 0), (12.0, 5_000), (17.0, 10_000), (22.0, 15_000)):
+    for at, octets in ((7.0, 0), (12.0, 4_000), (17.0, 10_000), (22.0, 20_000)):
         rates.add(_reading(at, in_octets=octets))
     (found,) = rates.rates(10.0, 20.0).values()
-    assert found.ranges == {"in_octets": (500.0, 1500.0)}
+    assert found.ranges == {"in_octets": (1120.0, 1720.0)}
+    steady = IntervalRates()
+    for at, octets in ((7.0, 0), (12.0, 5_000), (17.0, 10_000), (22.0, 15_000)):
+        steady.add(_reading(at, in_octets=octets))
+    (found,) = steady.rates(10.0, 20.0).values()
+    assert found.ranges == {"in_octets": (1000.0, 1000.0)}
 
 
 def _narrow(at, octets, speed=1_000_000_000, uptime=None):
@@ -100,3 +108,17 @@ def test_an_uptime_shorter_than_the_time_since_the_last_reading_is_a_reboot():
     rates.add(_narrow(20.0, 1000, speed=None, uptime=4.0))
     (found,) = rates.rates(10.0, 20.0).values()
     assert (found.per_second, found.skipped) == ({"in_octets": 100.0}, {})
+
+
+
+def test_a_narrow_counter_that_could_wrap_twice_between_readings_is_left_out():
+    """A 32-bit packet counter of a 400G port read every 10 s: line rate in 84-byte frames
+    (5.95e8 a second) could wrap it more than once in between."""
+    rates = IntervalRates()
+    for at, octets, packets in ((0.0, 0, 0), (10.0, 10_000, 100), (20.0, 20_000, 200)):
+        rates.add(PortCounters("leaf01", "Ethernet1", at, {"in_octets": octets,
+                                                           "in_pkts": packets},
+                               {"in_pkts": 32}, speed_bps=400_000_000_000))
+    (found,) = rates.rates(10.0, 20.0).values()
+    assert (found.per_second, found.skipped) == ({"in_octets": 1000.0},
+                                                 {"in_pkts": Skip.AMBIGUOUS})

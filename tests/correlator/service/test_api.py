@@ -18,7 +18,7 @@ LAST = T0 + 20  # the last of the capture's three intervals
 SPINE_IN = 438_270_000_000.0  # the counters' bytes of spine01:Ethernet1 in, last interval
 CNP_BYTES = 46_800_000.0  # leaf01:Ethernet5 in: team-b's CNPs
 A_SAMPLES, B_SAMPLES = 8938, 1498  # the samples of team-a and team-b on spine01 in
-A_PEAK = 9013  # team-a's samples there in the first interval, the best-sampled (10,495)
+A_PEAK = 8994  # team-a's samples there in the second interval, the hotspot's best-sampled (10,456)
 TEAM_A_BPS = SPINE_IN * A_SAMPLES / (A_SAMPLES + B_SAMPLES) / SECONDS  # equal frame sizes
 TEAM_B_BPS = (SPINE_IN * B_SAMPLES / (A_SAMPLES + B_SAMPLES) + CNP_BYTES) / SECONDS
 
@@ -42,7 +42,7 @@ def test_hotspots_name_the_culprit_the_victim_and_whom_the_cnps_throttle(view):
     assert (hot["port"], hot["direction"], hot["peer"], hot["kinds"], hot["severity"],
             hot["start"], hot["end"]) == ("port:leaf01/Ethernet5", "out",
                                           "port:spine01/Ethernet1", ["utilization"], "warning",
-                                          T0, None)
+                                          T0 + SECONDS, None)  # sFlow counters from T0 + 5
     assert hot["signals"] == {"utilization": 0.87654, "discards": 0.0}
     assert _names(hot["culprits"]) == ["tenant:team-a"]
     assert _names(hot["culprit_jobs"]) == ["job:team-a/llm-pretrain"]
