@@ -40,9 +40,10 @@ SegmentTuple = tuple[float, list[bytes], list[bytes], bytes]
 """start, agents (index 0 is ``b""``, then every agent seen in the segment, in order),
 addresses (index 0 is ``b""``: no address), flow-table rows (``ROW_FORMAT`` each)."""
 IntervalTuple = tuple[float, float, list[SegmentTuple],
-                      list[tuple[bytes, float, CounterTuple]],
+                      list[tuple[bytes, int, float, int, CounterTuple]],
                       list[tuple[bytes, int, int, bytes, bytes, int]], dict[str, int]]
-"""start, end, segments, counter samples as (agent, received at, sample), discard counts
+"""start, end, segments, counter samples as (agent, sub-agent, received at, the agent's
+uptime in ms, sample), discard counts
 as (agent, port, reason, source, destination, samples), and the samples that found a
 full table (``{"flows", "counters", "discards"}``)."""
 

@@ -28,7 +28,9 @@ finds those ports read past its end: then it is attributed again with their rate
 exactly the interval, the other ports' as they were, and the correction ``replaces`` the
 first attribution. An interval still behind :data:`CORRECTION_PERIODS` telemetry periods
 after its end stays provisional (logged). Hotspots are judged once, on an interval's first
-attribution: a correction changes no hotspot.
+attribution; a correction changes when and how hot none is, but a hotspot whose story
+(culprits, victims, throttled jobs) came from the corrected interval tells it anew from
+the correction.
 """
 
 from __future__ import annotations
@@ -193,7 +195,8 @@ class Engine:
 
         The ports that were behind get their rates over exactly the interval, the others
         keep theirs; they are no longer kept. When the last interval closed is corrected,
-        :attr:`rates` become its corrected ones. Hotspots are not judged again.
+        :attr:`rates` become its corrected ones. Hotspots are not judged again; a story
+        told from the interval is told from the correction.
         """
         found = []
         for start, kept in list(self._provisional.items()):
@@ -210,7 +213,9 @@ class Engine:
             _log_mismatches(result)
             if start == self._last_start:
                 self._telemetry = {**self._telemetry, **known}
-            found.append((dataclasses.replace(result, replaces=True), kept.totals))
+            result = dataclasses.replace(result, replaces=True)
+            self.tracker.correct(result)
+            found.append((result, kept.totals))
         return found
 
     def judge(self, result: Attribution, rates: Mapping[str, Rates]) -> list[Hotspot]:

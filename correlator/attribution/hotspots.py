@@ -197,6 +197,22 @@ class HotspotTracker:
                 self.active[key] = self._hotspot(key, peer, streak, found)
         return sorted(self.active.values(), key=lambda h: (h.port, h.direction))
 
+    def correct(self, attribution: Attribution) -> None:
+        """An interval attributed again (a correction): the stories told from it are told
+        from its corrected traffic; when and how hot stay as judged."""
+        links = {(link.port, link.direction): link for link in attribution.links}
+        for key, streak in self._streaks.items():
+            told = streak.story[0]
+            if told is None or told.start != attribution.start:
+                continue
+            port, direction = key
+            peer = told.peer if told.port == port else told.port
+            streak.story = (traffic_of(links, port, direction, peer),
+                            traffic_of(links, port, OUT if direction == IN else IN, peer))
+            if key in self.active:
+                active = self.active[key]
+                self.active[key] = self._hotspot(key, active.peer, streak, dict(active.signals))
+
     def _cool(self, key: tuple[str, str], at: float) -> None:
         self._streaks.pop(key, None)
         hotspot = self.active.pop(key, None)

@@ -6,7 +6,9 @@ Readings of a port (telemetry polls or streams, sFlow counter samples) feed one
 its length, so an interval gets the bytes of its own time, whenever the readings were
 taken. An interval is *covered* once every port read lately has a known value at or
 after its end (:meth:`IntervalRates.covered`); a port asked for before that is carried on
-at the rate of its last two known moments, and its rates say ``provisional``.
+at the rate of its last two known moments, and its rates say ``provisional``. A narrow
+counter read so seldom that it could wrap whole between two readings at line rate is left
+out (``ambiguous``).
 
 A device reboot (uptime going back, or shorter than the time since the last reading) or an
 operator clear restarts a port's counters: what they show next counts from zero, never as a
@@ -32,6 +34,7 @@ class _Port:
     switch: str
     port: str
     timelines: dict[str, CounterTimeline] = field(default_factory=dict)
+    ambiguous: set[str] = field(default_factory=set)  # narrow counters read too seldom
     last: PortCounters | None = None
     known_until: float = float("-inf")  # the earliest of its timelines' last known moments
 
@@ -71,7 +74,14 @@ class IntervalRates:
             for timeline in port.timelines.values():
                 timeline.restart()
         speed = reading.speed_bps or (last.speed_bps if last is not None else None)
+        span = reading.at - last.at if last is not None else 0.0
         for name, value in reading.values.items():
+            limit = ceiling(name, speed, span, self.slack)
+            if limit is not None and limit >= 1 << reading.width(name):
+                port.ambiguous.add(name)  # it could have wrapped whole, unseen
+                port.timelines.pop(name, None)
+            if name in port.ambiguous:
+                continue
             timeline = port.timelines.get(name)
             if timeline is None:
                 timeline = port.timelines[name] = CounterTimeline(reading.width(name),
@@ -101,7 +111,7 @@ class IntervalRates:
                 continue
             per_second: dict[str, float] = {}
             ranges: dict[str, tuple[float, float]] = {}
-            skipped: dict[str, Skip] = {}
+            skipped = dict.fromkeys(port.ambiguous, Skip.AMBIGUOUS)
             provisional = False
             for name, timeline in port.timelines.items():
                 if timeline.unknown_in(start, end):

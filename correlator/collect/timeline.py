@@ -135,11 +135,11 @@ class CounterTimeline:
         if self._restarted:
             self._restarted = False
             return after
+        if after >= before:
+            return after - before
         verdict = judge_step(before, after, self.bits, limit)
         if verdict is Skip.RESET:
             return after  # reset: counts from 0
-        if verdict is Skip.IMPLAUSIBLE:
-            return after - before  # left out where rates are made, as any spike
         return None if isinstance(verdict, Skip) else verdict
 
     def _hold(self) -> None:

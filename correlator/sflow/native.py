@@ -12,7 +12,7 @@ import struct
 from collections import Counter
 
 from correlator import _wire
-from correlator.attribution.accumulate import Interval, Segment
+from correlator.attribution.accumulate import CounterArrival, Interval, Segment
 from correlator.sflow.records import (
     CounterSample,
     Datagram,
@@ -94,7 +94,8 @@ def interval(raw: _wire.IntervalTuple) -> tuple[Interval, dict[str, int]]:
                                      addresses[dst], _TRAFFIC[traffic], rate)] = [
                 count, length, high << 64 | low]
         segments.append(Segment(at, by_agent))
-    counters = [(agent, at, _counters(fields)) for agent, at, fields in raw_counters]
+    counters = [CounterArrival(agent, sub_agent, at, uptime_ms, _counters(fields))
+                for agent, sub_agent, at, uptime_ms, fields in raw_counters]
     discards = {(agent, port, reason, src, dst): n
                 for agent, port, reason, src, dst, n in raw_discards}
     return Interval(start, end, segments, counters, discards), overflow

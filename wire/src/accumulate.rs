@@ -126,8 +126,8 @@ pub struct Interval {
     pub start: f64,
     pub end: f64,
     pub segments: Vec<Segment>,
-    /// (agent, received at, sample)
-    pub counters: Vec<(Addr, f64, CounterSample)>,
+    /// (agent, sub-agent, received at, the agent's uptime in ms, sample)
+    pub counters: Vec<(Addr, u32, f64, u32, CounterSample)>,
     pub discards: HashMap<DiscardKey, u64>,
     pub overflow: Overflow,
 }
@@ -194,7 +194,13 @@ impl Accumulator {
                 }
                 Sample::Counters(c) => {
                     if self.interval.counters.len() < self.limits.counters {
-                        self.interval.counters.push((agent, at, c.clone()));
+                        self.interval.counters.push((
+                            agent,
+                            datagram.sub_agent,
+                            at,
+                            datagram.uptime_ms,
+                            c.clone(),
+                        ));
                     } else {
                         self.interval.overflow.counters += 1;
                     }

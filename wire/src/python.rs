@@ -233,8 +233,8 @@ fn interval_tuple<'py>(py: Python<'py>, interval: &Interval) -> PyResult<Any<'py
         segments.append((segment.start, agents.list, addresses.list, PyBytes::new(py, &rows)))?;
     }
     let counter_list = PyList::empty(py);
-    for (agent, at, sample) in &interval.counters {
-        counter_list.append((addr(py, agent), *at, counters(py, sample)?))?;
+    for (agent, sub_agent, at, uptime_ms, sample) in &interval.counters {
+        counter_list.append((addr(py, agent), *sub_agent, *at, *uptime_ms, counters(py, sample)?))?;
     }
     let discards = PyList::empty(py);
     for ((agent, port, reason, src, dst), n) in &interval.discards {
