@@ -46,30 +46,28 @@ from pydantic import (
     ConfigDict,
     Field,
     GetCoreSchemaHandler,
-    ValidationError,
     ValidationInfo,
     model_validator,
 )
 from pydantic.dataclasses import dataclass as checked_dataclass
 from pydantic_core import core_schema
 
-from inventory.errors import ConfigError
 from inventory.files import load_config
 from inventory.schema import (
     STRICT,
     ExistingFile,
     Host,
+    LocatedError,
     Port,
     Seconds,
     check_host,
-    config_error,
-    key_path,
+    validate_document,
 )
 
-Protocol = Literal["gnmi", "snmp", "netconf"]
+PROTOCOLS = ("gnmi", "snmp", "netconf")
 Vendor = Literal["openconfig", "sonic", "eos", "cumulus"]
 Role = Literal["", "leaf", "spine", "super-spine"]
-PROTOCOLS, VENDORS, ROLES = get_args(Protocol), get_args(Vendor), get_args(Role)
+VENDORS, ROLES = get_args(Vendor), get_args(Role)
 _OPTIONS = ConfigDict(extra="forbid")
 
 
@@ -186,7 +184,7 @@ class SwitchConfig:
 
     name: Annotated[str, Field(min_length=1)]
     address: Host
-    protocols: Annotated[tuple[Protocol, ...], Field(min_length=1)] = ("snmp",)
+    protocols: Annotated[tuple[str, ...], Field(min_length=1)] = ("snmp",)  # PROTOCOLS in files
     vendor: Vendor = "openconfig"
     role: Role = ""
     sflow_agent: Annotated[str, AfterValidator(_optional_host)] = ""
@@ -271,19 +269,24 @@ class DeviceSections(BaseModel):
         return {**document, "switches": merged}
 
     @model_validator(mode="after")
-    def _crawl_names_listed_switches(self) -> DeviceSections:
+    def _known_protocols_and_names(self) -> DeviceSections:
+        for i, switch in enumerate(self.switches):
+            for j, protocol in enumerate(switch.protocols):
+                if protocol not in PROTOCOLS:
+                    raise LocatedError(f"{protocol!r} is not one of {', '.join(PROTOCOLS)}",
+                                       ("switches", i, "protocols", j))
         names = [s.name for s in self.switches]
         for i, name in enumerate(names):
             if name in names[:i]:
-                raise _located(ValueError(f"duplicate switch {name!r}"), "switches", i, "name")
+                raise LocatedError(f"duplicate switch {name!r}", ("switches", i, "name"))
         if self.crawl is not None:
             if self.crawl.template not in names:
-                raise _located(ValueError(f"{self.crawl.template!r} is not a listed switch"),
-                               "crawl", "template")
+                raise LocatedError(f"{self.crawl.template!r} is not a listed switch",
+                                   ("crawl", "template"))
             for i, seed in enumerate(self.crawl.seeds):
                 if seed not in names:
-                    raise _located(ValueError(f"{seed!r} is not a listed switch"),
-                                   "crawl", "seeds", i)
+                    raise LocatedError(f"{seed!r} is not a listed switch",
+                                       ("crawl", "seeds", i))
         return self
 
     def crawl_config(self) -> CrawlConfig | None:
@@ -293,40 +296,6 @@ class DeviceSections(BaseModel):
         template = next(s for s in self.switches if s.name == self.crawl.template)
         return CrawlConfig(template, self.crawl.seeds, self.crawl.max_switches,
                            self.crawl.names or ("*",))
-
-
-class LocatedError(ValueError):
-    """A ValueError of a whole-model check that names the key it is about."""
-
-    def __init__(self, reason: str, loc: tuple[int | str, ...]) -> None:
-        super().__init__(reason)
-        self.loc = loc
-
-
-def _located(error: ValueError, *loc: int | str) -> LocatedError:
-    return LocatedError(str(error), loc)
-
-
-def validate_document(model: type[BaseModel], document: Any, origin: str,
-                      environ: Mapping[str, str], renames: Mapping[str, str] | None = None
-                      ) -> Any:
-    """``document`` as ``model`` (secrets resolved against ``environ``); ConfigError names
-    ``origin``, the key and the reason of the first error."""
-    if not isinstance(document, dict):
-        raise ConfigError(origin, "", "expected a mapping of sections")
-    try:
-        return model.model_validate(document, context={"environ": environ})
-    except ValidationError as exc:
-        cause = _located_cause(exc)
-        if cause is not None:
-            raise ConfigError(origin, key_path(cause.loc), str(cause)) from None
-        raise config_error(origin, exc, renames) from None
-
-
-def _located_cause(error: ValidationError) -> LocatedError | None:
-    first = error.errors(include_url=False, include_input=False)[0]
-    cause = (first.get("ctx") or {}).get("error")
-    return cause if isinstance(cause, LocatedError) else None
 
 
 def load_devices(path: str | Path, environ: Mapping[str, str] | None = None

@@ -9,9 +9,9 @@ import os
 import re
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
-from pydantic import AfterValidator, ConfigDict, Field, ValidationError
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError
 
 from inventory.errors import ConfigError
 
@@ -136,6 +136,9 @@ def config_error(origin: str, error: ValidationError,
     ``renames``, the environment variable it came from) and the reason; input values are
     never shown, so no secret is either."""
     first = error.errors(include_url=False, include_input=False)[0]
+    cause = (first.get("ctx") or {}).get("error")
+    if isinstance(cause, LocatedError):  # a whole-model check names its own key
+        return ConfigError(origin, key_path(cause.loc), str(cause))
     loc = tuple(p for p in first["loc"] if not str(p).startswith("function-"))
     key = key_path(loc)
     reason = first["msg"].removeprefix("Value error, ")
@@ -144,3 +147,24 @@ def config_error(origin: str, error: ValidationError,
     elif first["type"] in ("extra_forbidden", "unexpected_keyword_argument"):
         reason = "unknown key"
     return ConfigError(origin, (renames or {}).get(key, key), reason)
+
+
+class LocatedError(ValueError):
+    """A ValueError of a whole-model check that names the key it is about."""
+
+    def __init__(self, reason: str, loc: tuple[int | str, ...]) -> None:
+        super().__init__(reason)
+        self.loc = loc
+
+
+def validate_document(model: type[BaseModel], document: Any, origin: str,
+                      environ: Mapping[str, str], renames: Mapping[str, str] | None = None
+                      ) -> Any:
+    """``document`` as ``model`` (secrets resolved against ``environ``); ConfigError names
+    ``origin``, the key and the reason of the first error."""
+    if not isinstance(document, dict):
+        raise ConfigError(origin, "", "expected a mapping of sections")
+    try:
+        return model.model_validate(document, context={"environ": environ})
+    except ValidationError as exc:
+        raise config_error(origin, exc, renames) from None

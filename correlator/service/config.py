@@ -34,15 +34,7 @@ from pydantic.json_schema import PydanticJsonSchemaWarning
 
 from correlator.attribution.hotspots import Thresholds
 from correlator.sflow.receiver import ReceiverConfig
-from inventory.devices import (
-    NO_SECRET,
-    CrawlConfig,
-    DeviceSections,
-    LocatedError,
-    Secret,
-    SwitchConfig,
-    validate_document,
-)
+from inventory.devices import NO_SECRET, CrawlConfig, DeviceSections, Secret, SwitchConfig
 from inventory.errors import ConfigError
 from inventory.files import load_config
 from inventory.schema import (
@@ -50,10 +42,12 @@ from inventory.schema import (
     Address,
     ExistingFile,
     ExistingPath,
+    LocatedError,
     Seconds,
     WritableFile,
     existing_path,
     split_address,
+    validate_document,
 )
 
 MIN_INTERVAL_S = 0.1

@@ -43,7 +43,7 @@ def test_example_config_loads(tmp_path):
     ({"switches": []}, "switches: Tuple should have at least 1 item after validation, not 0"),
     ({"switches": [{"name": "a"}]}, "switches[0].address: required"),
     ({"switches": [{"name": "a", "address": "x", "protocols": ["ssh"]}]},
-     "switches[0].protocols[0]: Input should be 'gnmi', 'snmp' or 'netconf'"),
+     "switches[0].protocols[0]: 'ssh' is not one of gnmi, snmp, netconf"),
     ({"switches": [{"name": "a", "address": "x", "snmp": {"community": "public"}}]},
      "switches[0].snmp.community: secrets are never inline: use {env: NAME} or {file: PATH}"),
     ({"switches": [{"name": "a", "address": "x", "snmp": {"community": {"env": "NOPE"}}}]},
