@@ -24,29 +24,60 @@ not listed but that the listed ones see as LLDP neighbours with a management add
 
 Secrets (passwords, communities, SNMPv3 keys) are never inline: ``{env: NAME}`` or
 ``{file: PATH}``. They are read when the file is loaded and never printed (``repr`` shows
-``***``). Every error names the file, the key and the reason.
+``***``; errors never show values). SNMPv3 keys have at least 8 characters; ``version``
+is ``2c`` (``2`` too, quoted or not) or ``3``. The models are pydantic dataclasses: what a
+file may say is their JSON Schema (``fabcorr config schema``). Every error names the
+file, the key and the reason.
 """
 
 from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass, field, fields, replace
+from dataclasses import dataclass, field, replace
 from fnmatch import fnmatchcase
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any, Literal, get_args
 
-from inventory.errors import ConfigError
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    GetCoreSchemaHandler,
+    ValidationInfo,
+    model_validator,
+)
+from pydantic.dataclasses import dataclass as checked_dataclass
+from pydantic_core import core_schema
+
 from inventory.files import load_config
+from inventory.schema import (
+    STRICT,
+    ExistingFile,
+    Host,
+    LocatedError,
+    Port,
+    Seconds,
+    check_host,
+    validate_document,
+)
 
 PROTOCOLS = ("gnmi", "snmp", "netconf")
-VENDORS = ("openconfig", "sonic", "eos", "cumulus")
-ROLES = ("", "leaf", "spine", "super-spine")
+Vendor = Literal["openconfig", "sonic", "eos", "cumulus"]
+Role = Literal["", "leaf", "spine", "super-spine"]
+VENDORS, ROLES = get_args(Vendor), get_args(Role)
+_OPTIONS = ConfigDict(extra="forbid")
 
 
 @dataclass(frozen=True)
 class Secret:
-    """A credential read from the environment or a file; its value never shows in repr."""
+    """A credential read from the environment or a file; its value never shows in repr.
+
+    In a configuration it is ``{env: NAME}`` or ``{file: PATH}``, resolved against the
+    validation context's ``environ``.
+    """
 
     value: str = field(repr=False)
     source: str = ""
@@ -57,60 +88,106 @@ class Secret:
     def __bool__(self) -> bool:
         return bool(self.value)
 
+    @classmethod
+    def __get_pydantic_core_schema__(cls, source: Any, handler: GetCoreSchemaHandler
+                                     ) -> core_schema.CoreSchema:
+        reference = {name: core_schema.typed_dict_schema(
+            {name: core_schema.typed_dict_field(core_schema.str_schema())})
+            for name in ("env", "file")}
+        return core_schema.with_info_plain_validator_function(
+            _read_secret, json_schema_input_schema=core_schema.union_schema(
+                list(reference.values())))
+
+
+def _read_secret(value: Any, info: ValidationInfo) -> Secret:
+    if isinstance(value, Secret):
+        return value
+    if value == "":  # left empty: none
+        return NO_SECRET
+    if isinstance(value, str):
+        raise ValueError("secrets are never inline: use {env: NAME} or {file: PATH}")
+    if isinstance(value, dict) and set(value) == {"env"} and isinstance(value["env"], str):
+        environ = (info.context or {}).get("environ", {})
+        if value["env"] not in environ:
+            raise ValueError(f"environment variable {value['env']} is not set")
+        return Secret(environ[value["env"]], f"env {value['env']}")
+    if isinstance(value, dict) and set(value) == {"file"} and isinstance(value["file"], str):
+        try:
+            return Secret(Path(value["file"]).read_text(encoding="utf-8").strip(),
+                          f"file {value['file']}")
+        except (OSError, UnicodeDecodeError) as exc:
+            raise ValueError(f"cannot read {value['file']}: "
+                             f"{getattr(exc, 'strerror', None) or 'not UTF-8'}") from exc
+    raise ValueError("a secret is {env: NAME} or {file: PATH}")
+
 
 NO_SECRET = Secret("")
 
 
-@dataclass(frozen=True)
+def _usm_key(secret: Secret) -> Secret:
+    if secret and len(secret.value) < 8:  # RFC 3414: pysnmp fails later, key in hand
+        raise ValueError(f"SNMPv3 keys have at least 8 characters (from {secret.source})")
+    return secret
+
+
+def _snmp_version(value: Any) -> Any:
+    return {2: "2c", "2": "2c", 3: "3"}.get(value, value)
+
+
+def _optional_host(text: str) -> str:
+    return check_host(text) if text else text
+
+
+@checked_dataclass(frozen=True, config=_OPTIONS)
 class GnmiOptions:
     """gNMI: TLS verified against ``ca_file`` (or the system CAs) unless ``insecure``."""
 
-    port: int = 6030
+    port: Port = 6030
     username: str = ""
     password: Secret = NO_SECRET
     insecure: bool = False
-    ca_file: str = ""
+    ca_file: ExistingFile = ""
     server_name: str = ""
-    timeout_s: float = 10.0
+    timeout_s: Seconds = 10.0
 
 
-@dataclass(frozen=True)
+@checked_dataclass(frozen=True, config=_OPTIONS)
 class SnmpOptions:
     """SNMP v2c (community) or v3 (user, auth and privacy protocols and keys)."""
 
-    port: int = 161
-    version: str = "2c"
+    port: Port = 161
+    version: Annotated[Literal["2c", "3"], BeforeValidator(_snmp_version)] = "2c"
     community: Secret = NO_SECRET
     user: str = ""
-    auth_protocol: str = "sha"
-    auth_key: Secret = NO_SECRET
-    priv_protocol: str = "aes"
-    priv_key: Secret = NO_SECRET
-    timeout_s: float = 2.0
-    retries: int = 1
+    auth_protocol: Literal["md5", "sha", "sha256"] = "sha"
+    auth_key: Annotated[Secret, AfterValidator(_usm_key)] = NO_SECRET
+    priv_protocol: Literal["des", "aes", "aes256"] = "aes"
+    priv_key: Annotated[Secret, AfterValidator(_usm_key)] = NO_SECRET
+    timeout_s: Seconds = 2.0
+    retries: Annotated[int, Field(ge=0, le=10)] = 1
 
 
-@dataclass(frozen=True)
+@checked_dataclass(frozen=True, config=_OPTIONS)
 class NetconfOptions:
     """NETCONF over SSH."""
 
-    port: int = 830
+    port: Port = 830
     username: str = ""
     password: Secret = NO_SECRET
-    timeout_s: float = 30.0
+    timeout_s: Seconds = 30.0
     hostkey_verify: bool = True
 
 
-@dataclass(frozen=True)
+@checked_dataclass(frozen=True, config=_OPTIONS)
 class SwitchConfig:
     """One switch: where it is, which protocols to use, its vendor profile and options."""
 
-    name: str
-    address: str
-    protocols: tuple[str, ...] = ("snmp",)
-    vendor: str = "openconfig"
-    role: str = ""
-    sflow_agent: str = ""
+    name: Annotated[str, Field(min_length=1)]
+    address: Host
+    protocols: Annotated[tuple[str, ...], Field(min_length=1)] = ("snmp",)  # PROTOCOLS in files
+    vendor: Vendor = "openconfig"
+    role: Role = ""
+    sflow_agent: Annotated[str, AfterValidator(_optional_host)] = ""
     gnmi: GnmiOptions = GnmiOptions()
     snmp: SnmpOptions = SnmpOptions()
     netconf: NetconfOptions = NetconfOptions()
@@ -141,8 +218,84 @@ class CrawlConfig:
         return replace(self.template, name=name, address=address, role="", sflow_agent="")
 
 
-_OPTION_TYPES = {"gnmi": GnmiOptions, "snmp": SnmpOptions, "netconf": NetconfOptions}
-_CRAWL_KEYS = ("template", "seeds", "max_switches", "names")
+Name = Annotated[str, Field(min_length=1)]
+
+
+class CrawlSection(BaseModel):
+    """The ``crawl`` section as written: switches are named, not yet resolved."""
+
+    model_config = STRICT
+    template: Name
+    seeds: tuple[Name, ...] = ()
+    max_switches: Annotated[int, Field(ge=1, le=4096)] = 64
+    names: tuple[Name, ...] = ("*",)
+
+
+class Defaults(BaseModel):
+    """Options merged under every switch's own (key by key)."""
+
+    model_config = STRICT
+    gnmi: GnmiOptions = GnmiOptions()
+    snmp: SnmpOptions = SnmpOptions()
+    netconf: NetconfOptions = NetconfOptions()
+
+
+class DeviceSections(BaseModel):
+    """The device inventory's sections of a file; other sections are left to others."""
+
+    model_config = ConfigDict(extra="ignore", frozen=True)
+    defaults: Defaults = Defaults()
+    switches: Annotated[tuple[SwitchConfig, ...], Field(min_length=1)]
+    crawl: CrawlSection | None = None
+
+    @model_validator(mode="before")
+    @classmethod
+    def _merge_defaults(cls, document: Any) -> Any:
+        """Each switch's options over the defaults' (both as written)."""
+        if not isinstance(document, dict):
+            raise ValueError("expected a mapping of sections")
+        defaults, switches = document.get("defaults"), document.get("switches")
+        if not isinstance(defaults, dict) or not isinstance(switches, list):
+            return document
+        merged = []
+        for entry in switches:
+            if isinstance(entry, dict):
+                entry = dict(entry)
+                for name in ("gnmi", "snmp", "netconf"):
+                    base, own = defaults.get(name), entry.get(name, {})
+                    if isinstance(base, dict) and isinstance(own, dict):
+                        entry[name] = {**base, **own}
+            merged.append(entry)
+        return {**document, "switches": merged}
+
+    @model_validator(mode="after")
+    def _known_protocols_and_names(self) -> DeviceSections:
+        for i, switch in enumerate(self.switches):
+            for j, protocol in enumerate(switch.protocols):
+                if protocol not in PROTOCOLS:
+                    raise LocatedError(f"{protocol!r} is not one of {', '.join(PROTOCOLS)}",
+                                       ("switches", i, "protocols", j))
+        names = [s.name for s in self.switches]
+        for i, name in enumerate(names):
+            if name in names[:i]:
+                raise LocatedError(f"duplicate switch {name!r}", ("switches", i, "name"))
+        if self.crawl is not None:
+            if self.crawl.template not in names:
+                raise LocatedError(f"{self.crawl.template!r} is not a listed switch",
+                                   ("crawl", "template"))
+            for i, seed in enumerate(self.crawl.seeds):
+                if seed not in names:
+                    raise LocatedError(f"{seed!r} is not a listed switch",
+                                       ("crawl", "seeds", i))
+        return self
+
+    def crawl_config(self) -> CrawlConfig | None:
+        """The crawl section with its template resolved; None without one."""
+        if self.crawl is None:
+            return None
+        template = next(s for s in self.switches if s.name == self.crawl.template)
+        return CrawlConfig(template, self.crawl.seeds, self.crawl.max_switches,
+                           self.crawl.names or ("*",))
 
 
 def load_devices(path: str | Path, environ: Mapping[str, str] | None = None
@@ -163,136 +316,17 @@ def devices_from(document: Any, origin: str, environ: Mapping[str, str]
     ...     "vendor": "junos"}]}, "f.yaml", {})
     Traceback (most recent call last):
     ...
-    inventory.errors.ConfigError: f.yaml: switches[0].vendor: 'junos' is not one of openconfig, ...
+    inventory.errors.ConfigError: f.yaml: switches[0].vendor: Input should be 'openconfig', ...
     """
-    if not isinstance(document, dict):
-        raise ConfigError(origin, "", "expected a mapping with a 'switches' list")
-    reader = _Reader(origin, environ)
-    defaults = reader.mapping(document.get("defaults", {}), "defaults")
-    default_options = {
-        name: reader.options(cls, defaults.get(name, {}), f"defaults.{name}", cls())
-        for name, cls in _OPTION_TYPES.items()}
-    switches = document.get("switches")
-    if not isinstance(switches, list) or not switches:
-        raise ConfigError(origin, "switches", "expected a non-empty list of switches")
-    found = [reader.switch(entry, f"switches[{i}]", default_options)
-             for i, entry in enumerate(switches)]
-    names = [s.name for s in found]
-    for i, name in enumerate(names):
-        if name in names[:i]:
-            raise ConfigError(origin, f"switches[{i}].name", f"duplicate switch {name!r}")
-    return tuple(found)
+    return read_devices(document, origin, environ).switches
 
 
-def crawl_from(document: Any, origin: str, switches: tuple[SwitchConfig, ...]
-               ) -> CrawlConfig | None:
-    """The ``crawl`` section of parsed YAML, its template and seeds among ``switches``;
-    None without one.
+def read_devices(document: Any, origin: str, environ: Mapping[str, str]) -> DeviceSections:
+    """The device sections of parsed YAML: the switches and the crawl.
 
-    >>> crawl_from({"crawl": {"template": "leaf01", "max_switches": 8}}, "f.yaml",
-    ...            (SwitchConfig("leaf01", "10.0.0.11"),)).max_switches
+    >>> read_devices({"switches": [{"name": "leaf01", "address": "10.0.0.11"}],
+    ...               "crawl": {"template": "leaf01", "max_switches": 8}}, "f.yaml",
+    ...              {}).crawl_config().max_switches
     8
     """
-    section = document.get("crawl") if isinstance(document, dict) else None
-    if section is None:
-        return None
-    reader = _Reader(origin, {})
-    section = reader.mapping(section, "crawl")
-    for key in section:
-        if key not in _CRAWL_KEYS:
-            raise reader.fail(f"crawl.{key}", f"unknown key (keys: {', '.join(_CRAWL_KEYS)})")
-    by_name = {s.name: s for s in switches}
-    template = section.get("template")
-    if not isinstance(template, str) or template not in by_name:
-        raise reader.fail("crawl.template", "required, the name of a listed switch")
-    seeds = reader.names(section.get("seeds", []), "crawl.seeds")
-    for i, seed in enumerate(seeds):
-        if seed not in by_name:
-            raise reader.fail(f"crawl.seeds[{i}]", f"{seed!r} is not a listed switch")
-    bound = section.get("max_switches", CrawlConfig.max_switches)
-    if type(bound) is not int or bound < 1:
-        raise reader.fail("crawl.max_switches", f"expected a positive int, got {bound!r}")
-    names = reader.names(section.get("names", ["*"]), "crawl.names")
-    return CrawlConfig(by_name[template], seeds, bound, names or ("*",))
-
-
-class _Reader:
-    def __init__(self, origin: str, environ: Mapping[str, str]) -> None:
-        self.origin, self.environ = origin, environ
-
-    def fail(self, key: str, reason: str) -> ConfigError:
-        return ConfigError(self.origin, key, reason)
-
-    def mapping(self, value: Any, key: str) -> dict[str, Any]:
-        if not isinstance(value, dict):
-            raise self.fail(key, "expected a mapping")
-        return value
-
-    def switch(self, entry: Any, key: str, defaults: dict[str, Any]) -> SwitchConfig:
-        entry = self.mapping(entry, key)
-        for required in ("name", "address"):
-            if not isinstance(entry.get(required), str) or not entry[required]:
-                raise self.fail(f"{key}.{required}", "required, a non-empty string")
-        known = {f.name for f in fields(SwitchConfig)}
-        for name in entry:
-            if name not in known:
-                raise self.fail(f"{key}.{name}", f"unknown key (keys: {', '.join(known)})")
-        protocols = entry.get("protocols", ["snmp"])
-        if not isinstance(protocols, list) or not protocols or \
-                any(p not in PROTOCOLS for p in protocols):
-            raise self.fail(f"{key}.protocols",
-                            f"expected a non-empty list of {', '.join(PROTOCOLS)}")
-        for name, choices in (("vendor", VENDORS), ("role", ROLES)):
-            if name in entry and entry[name] not in choices:
-                raise self.fail(f"{key}.{name}", f"{entry[name]!r} is not one of "
-                                f"{', '.join(c for c in choices if c)}")
-        options = {name: self.options(cls, entry.get(name, {}), f"{key}.{name}",
-                                      defaults[name])
-                   for name, cls in _OPTION_TYPES.items()}
-        return SwitchConfig(
-            name=entry["name"], address=entry["address"], protocols=tuple(protocols),
-            vendor=entry.get("vendor", "openconfig"), role=entry.get("role", ""),
-            sflow_agent=str(entry.get("sflow_agent", "")), **options)
-
-    def options(self, cls: type, entry: Any, key: str, base: Any) -> Any:
-        entry = self.mapping(entry, key)
-        types = {f.name: type(getattr(base, f.name)) for f in fields(cls)}
-        values = {}
-        for name, value in entry.items():
-            if name not in types:
-                raise self.fail(f"{key}.{name}", f"unknown key (keys: {', '.join(types)})")
-            expected = types[name]
-            if expected is Secret:
-                values[name] = self.secret(value, f"{key}.{name}")
-            elif expected is float and isinstance(value, int) and not isinstance(value, bool):
-                values[name] = float(value)
-            elif not isinstance(value, expected) or (expected is int and isinstance(value, bool)):
-                raise self.fail(f"{key}.{name}", f"expected {expected.__name__}, got {value!r}")
-            else:
-                values[name] = value
-        result = replace(base, **values)
-        if isinstance(result, SnmpOptions) and result.version not in ("2c", "3"):
-            raise self.fail(f"{key}.version", "SNMP version must be '2c' or '3'")
-        return result
-
-    def names(self, value: Any, key: str) -> tuple[str, ...]:
-        if not isinstance(value, list) or not all(isinstance(v, str) and v for v in value):
-            raise self.fail(key, "expected a list of non-empty strings")
-        return tuple(value)
-
-    def secret(self, value: Any, key: str) -> Secret:
-        if isinstance(value, str):
-            raise self.fail(key, "secrets are never inline: use {env: NAME} or {file: PATH}")
-        value = self.mapping(value, key)
-        if set(value) == {"env"}:
-            name = value["env"]
-            if name not in self.environ:
-                raise self.fail(key, f"environment variable {name} is not set")
-            return Secret(self.environ[name], f"env {name}")
-        if set(value) == {"file"}:
-            try:
-                return Secret(Path(value["file"]).read_text(encoding="utf-8").strip(),
-                              f"file {value['file']}")
-            except OSError as exc:
-                raise self.fail(key, f"cannot read {value['file']}: {exc.strerror}") from exc
-        raise self.fail(key, "a secret is {env: NAME} or {file: PATH}")
+    return validate_document(DeviceSections, document, origin, environ)

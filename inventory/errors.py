@@ -5,6 +5,7 @@
     FabcorrError
     ├── ConfigError            a config or input file is wrong (file, key, reason)
     ├── FactError              a fact document cannot be read as facts
+    ├── WriteError             an output file cannot be written
     ├── SourceError            a source of truth failed
     │   ├── SourceTimeout
     │   └── SourceUnreachable
@@ -25,7 +26,8 @@ class FabcorrError(Exception):
 
 
 class ConfigError(FabcorrError):
-    """A configuration or input file is wrong; the message names file, key and reason."""
+    """A configuration file, input file or command-line flag is wrong; the message names
+    file (or flag), key and reason."""
 
     def __init__(self, source: str, key: str, reason: str) -> None:
         self.source, self.key, self.reason = source, key, reason
@@ -35,6 +37,10 @@ class ConfigError(FabcorrError):
 
 class FactError(FabcorrError):
     """A fact document does not describe facts (unknown section, field or type)."""
+
+
+class WriteError(FabcorrError):
+    """An output file cannot be written; the message names the file and why."""
 
 
 class SourceError(FabcorrError):

@@ -9,9 +9,10 @@ name and value type and names the file, section, entry and field of the first er
 from __future__ import annotations
 
 import dataclasses
+import ipaddress
 import json
 import typing
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from enum import StrEnum
 from functools import cache
 from pathlib import Path
@@ -22,7 +23,7 @@ import yaml
 
 from inventory.errors import FactError
 from inventory.facts import FACT_TYPES, FactSet
-from inventory.files import expand, load_data
+from inventory.files import expand, load_data, replace_file
 
 SCHEMA = "fabcorr/facts"
 VERSION = 1
@@ -151,14 +152,10 @@ def read_facts(paths: Iterable[str | Path]) -> FactSet:
 
 def write_facts(facts: FactSet, path: str | Path) -> None:
     """Write ``facts`` as one fact document, YAML or JSON by the file's suffix."""
-    path = Path(path)
     document = facts_to_document(facts)
-    with path.open("w", encoding="utf-8") as stream:
-        if path.suffix == ".json":
-            json.dump(document, stream, indent=1)
-            stream.write("\n")
-        else:
-            yaml.safe_dump(document, stream, sort_keys=False, default_flow_style=None, width=120)
+    replace_file(path, json.dumps(document, indent=1) + "\n" if Path(path).suffix == ".json"
+                 else yaml.safe_dump(document, sort_keys=False, default_flow_style=None,
+                                     width=120))
 
 
 def _expand(paths: Iterable[str | Path]) -> list[Path]:
@@ -186,10 +183,42 @@ def _fact_from_dict(cls: type, entry: Any, where: str) -> Any:
         if allowed is None:
             raise FactError(f"{where}: unknown field {name!r} (fields: {', '.join(hints)})")
         values[name] = _coerce(value, allowed, f"{where}.{name}")
+        check = _CHECKS.get(name)
+        if check is not None and value not in (None, ""):
+            try:
+                check(value)
+            except ValueError as exc:
+                raise FactError(f"{where}.{name}: {exc}") from None
     missing = [name for name in _required(cls) if name not in values]
     if missing:
         raise FactError(f"{where}: missing field(s) {', '.join(missing)}")
     return cls(**values)
+
+
+def _ip_interface(version: int) -> Callable[[str], None]:
+    def check(text: str) -> None:
+        try:
+            found = ipaddress.ip_interface(text)
+        except ValueError:
+            raise ValueError(f"{text!r} is not an IPv{version} address/prefix") from None
+        if found.version != version:
+            raise ValueError(f"{text!r} is not an IPv{version} address/prefix")
+    return check
+
+
+def _at_least(low: int, high: int | None = None) -> Callable[[int], None]:
+    def check(value: int) -> None:
+        if value < low or (high is not None and value > high):
+            bounds = f"between {low} and {high}" if high is not None else f">= {low}"
+            raise ValueError(f"must be {bounds}, not {value}")
+    return check
+
+
+_CHECKS: dict[str, Callable[[Any], None]] = {
+    "ipv4": _ip_interface(4), "ipv6": _ip_interface(6), "speed_bps": _at_least(0),
+    "ifindex": _at_least(0), "vf_index": _at_least(0), "vlan": _at_least(0, 4095),
+}
+"""Value checks by field name, over the type checks: what a document may not claim."""
 
 
 def _coerce(value: Any, allowed: tuple[type, ...], where: str) -> Any:

@@ -1,4 +1,5 @@
-"""Reading input files: expanding directories, loading JSON or YAML, naming what failed."""
+"""Reading input files (expanding directories, loading JSON or YAML) and replacing output
+files whole, naming what failed."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ from typing import Any
 
 import yaml
 
-from inventory.errors import ConfigError
+from inventory.errors import ConfigError, WriteError
 
 DATA_SUFFIXES = (".json", ".yaml", ".yml")
 
@@ -38,12 +39,53 @@ def load_data(path: Path, error: type[Exception], what: str) -> Any:
         raise error(f"{path}: cannot read as {what}: {exc}") from exc
 
 
+def replace_file(path: str | Path, content: str | bytes) -> None:
+    """Replace ``path`` whole with ``content`` (written beside it, then renamed), so a
+    reader never sees half a file; WriteError names ``path`` and why it cannot be."""
+    path = Path(path)
+    partial = path.with_name(f".{path.name}.partial")
+    data = content.encode() if isinstance(content, str) else content
+    try:
+        if path.is_dir():
+            raise IsADirectoryError(21, "is a directory")
+        partial.write_bytes(data)
+        partial.replace(path)
+    except OSError as exc:
+        raise WriteError(f"{path}: cannot write: {exc.strerror}") from exc
+    finally:
+        partial.unlink(missing_ok=True)
+
+
+class _UniqueKeyLoader(yaml.SafeLoader):
+    """YAML's safe loader, refusing a mapping that repeats a key (the last would win)."""
+
+    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> Any:
+        seen: dict[Any, int] = {}
+        for key_node, _ in node.value:
+            key = self.construct_object(key_node, deep=True)
+            line = key_node.start_mark.line + 1
+            if isinstance(key, str | int | float | bool) and key in seen:
+                raise _DuplicateKey(f"{key}: duplicate key on line {line} (first on line "
+                                    f"{seen[key]})")
+            seen.setdefault(key, line)
+        return super().construct_mapping(node, deep)
+
+
+class _DuplicateKey(yaml.YAMLError):
+    pass
+
+
 def load_config(path: str | Path) -> Any:
-    """A YAML configuration file; ConfigError names the file and why it cannot be read."""
+    """A YAML configuration file; ConfigError names the file and why it cannot be read
+    (unreadable, not UTF-8, not YAML, a key repeated in one mapping)."""
     origin = str(path)
     try:
-        return yaml.safe_load(Path(path).read_text(encoding="utf-8"))
+        return yaml.load(Path(path).read_text(encoding="utf-8"), Loader=_UniqueKeyLoader)
     except OSError as exc:
         raise ConfigError(origin, "", f"cannot read: {exc.strerror}") from exc
+    except UnicodeDecodeError as exc:
+        raise ConfigError(origin, "", f"not UTF-8 text (byte {exc.start})") from exc
+    except _DuplicateKey as exc:
+        raise ConfigError(origin, "", str(exc)) from exc
     except yaml.YAMLError as exc:
         raise ConfigError(origin, "", f"not YAML: {exc}") from exc

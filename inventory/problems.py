@@ -15,3 +15,14 @@ class Problem:
     kind: str
     subject: str
     detail: str = ""
+
+
+PROBLEM_KINDS = frozenset({
+    "bad-role-hint", "device-info-missing", "ip-conflict", "ip-duplicate", "ippool-malformed",
+    "link-conflict", "link-one-sided", "lldp-loop", "lldp-unknown-local", "lldp-unresolved",
+    "mac-conflict", "network-status-malformed", "podif-unattached", "port-unlisted",
+    "resource-unreadable", "spiderendpoint-missing", "spiderendpoint-stale",
+    "sriov-state-malformed", "unknown-api-version", "unknown-job", "unknown-node",
+    "unknown-pod", "unknown-switch", "unknown-tenant", "vf-unknown", "vf-unknown-pf",
+})
+"""Every ``kind`` a Problem may have (a test keeps it in step with the code)."""

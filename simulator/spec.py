@@ -15,6 +15,7 @@ Example (``examples/fabric-small/fabric.yaml``)::
 from __future__ import annotations
 
 import dataclasses
+import ipaddress
 from pathlib import Path
 from typing import Any
 
@@ -84,6 +85,12 @@ def capture_spec_from(document: Any, origin: str = "<capture>") -> CaptureSpec:
             raise ConfigError(origin, f"flows[{i}]", f"missing {', '.join(missing)}")
         if fields["packets_per_s"] < 0:
             raise ConfigError(origin, f"flows[{i}].packets_per_s", "must be >= 0")
+        for key in ("src", "dst"):
+            try:
+                ipaddress.ip_address(fields[key])
+            except ValueError:
+                raise ConfigError(origin, f"flows[{i}].{key}",
+                                  f"{fields[key]!r} is not an IP address") from None
         parsed.append(PortFlow(**fields))
     values["flows"] = tuple(parsed)
     for key in ("seconds", "sampling_rate", "counter_every_s"):

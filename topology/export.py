@@ -9,6 +9,7 @@ from pathlib import Path
 
 import networkx as nx
 
+from inventory.files import replace_file
 from topology.graph import FabricGraph
 from topology.schema import (
     KIND,
@@ -90,8 +91,10 @@ def export_graph(fabric: FabricGraph, fmt: str, path: str | Path) -> None:
     ------
     ValueError
         If ``fmt`` is not one of :data:`FORMATS`; nothing is written then.
+    WriteError
+        If ``path`` cannot be written (a missing folder, a directory, no permission).
     """
-    Path(path).write_bytes(render(fabric, fmt))
+    replace_file(path, render(fabric, fmt))
 
 
 def _graphml(graph: nx.Graph) -> bytes:

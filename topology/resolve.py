@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import difflib
 import ipaddress
+import re
 from collections.abc import Sequence
 
 from inventory.errors import NotFound
@@ -73,6 +74,26 @@ def _close(ref: str, names: list[str]) -> tuple[str, ...]:
 def _typed(kind: NodeKind, name: str) -> str:
     """A name as the user types it: ports as ``SWITCH:PORT``."""
     return name.replace("/", ":", 1) if kind == NodeKind.PORT else name
+
+
+_DOTTED = re.compile(r"\d+(?:\.\d+){3}(?:/\d+)?")
+
+
+def check_reference(text: str) -> str:
+    """``text`` stripped; ValueError when it is written as an IPv4 address but is none (an
+    IP typed wrong is bad input, not a thing that does not exist).
+
+    >>> check_reference(" 10.101.0.2 ")
+    '10.101.0.2'
+    >>> check_reference("10.101.0.300")
+    Traceback (most recent call last):
+    ...
+    ValueError: '10.101.0.300' is not an IPv4 address
+    """
+    text = text.strip()
+    if _DOTTED.fullmatch(text) and not is_ip(text):
+        raise ValueError(f"{text!r} is not an IPv4 address")
+    return text
 
 
 def is_ip(text: str) -> bool:

@@ -28,6 +28,7 @@ from inventory.bulk import gc_paused
 from inventory.errors import FactError, SnapshotError
 from inventory.factfile import check_tables, facts_from_tables, facts_to_tables
 from inventory.facts import FactSet
+from inventory.files import replace_file
 from inventory.problems import Problem
 from topology.graph import FabricGraph
 from topology.schema import KIND
@@ -119,15 +120,7 @@ def save_snapshot(fabric: FabricGraph, path: str | Path) -> None:
     """Write the snapshot of ``fabric`` to ``path``: compact JSON with one line per fact,
     node, edge and problem, so that two snapshots diff line by line. The file is replaced
     whole (written beside it, then renamed), so a reader never sees half a snapshot."""
-    path = Path(path)
-    partial = path.with_name(f".{path.name}.partial")
-    try:
-        with partial.open("w", encoding="utf-8") as stream:
-            stream.write(_lines(snapshot_document(fabric)))
-            stream.write("\n")
-        partial.replace(path)
-    finally:
-        partial.unlink(missing_ok=True)
+    replace_file(path, _lines(snapshot_document(fabric)) + "\n")
 
 
 def _lines(value: Any) -> str:

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import sys
-from collections.abc import Iterator
-from dataclasses import fields
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from correlator.attribution.hotspots import Thresholds
@@ -18,7 +18,7 @@ from correlator.cli.cells import (
     link_name,
     traffic_cells,
 )
-from correlator.cli.options import add_format, add_snapshot
+from correlator.cli.options import INTERVAL, add_format, add_snapshot, number
 from correlator.cli.printers import Block, Fields, Table, emit
 from correlator.cli.sflow import read_capture
 from correlator.cli.status import ExitStatus
@@ -46,26 +46,27 @@ def register(commands: argparse._SubParsersAction) -> None:
                         "at (Unix seconds), values {in_octets: N, pfc_rx_pause/3: N, ...}, "
                         "optional bits {name: 32}, speed_bps; a port's readings here "
                         "replace its sFlow counter samples")
-    parser.add_argument("--port", type=int, default=None,
+    parser.add_argument("--port", type=number(int, 1, 65535), default=None,
                         help="only UDP datagrams to this port (default: every UDP datagram)")
-    parser.add_argument("--interval", type=float, default=10.0, metavar="SECONDS",
+    parser.add_argument("--interval", type=INTERVAL, default=10.0, metavar="SECONDS",
                         help="attribution interval (default 10)")
-    parser.add_argument("--top-pods", type=int, default=10, metavar="K",
+    parser.add_argument("--top-pods", type=number(int, 1), default=10, metavar="K",
                         help="pods listed per link direction before 'other' (default 10)")
-    parser.add_argument("--links", type=int, default=20, metavar="N",
+    parser.add_argument("--links", type=number(int, 1), default=20, metavar="N",
                         help="busiest link directions shown per interval in tables "
                         "(default 20; json/yaml list all)")
     limits = parser.add_argument_group("hotspot thresholds")
     default = Thresholds()
-    limits.add_argument("--utilization", type=float, default=default.utilization,
+    limits.add_argument("--utilization", type=number(float, 0, 1), default=default.utilization,
                         help=f"utilization 0..1 (default {default.utilization})")
-    limits.add_argument("--pfc", type=float, default=default.pfc_per_s, metavar="PER_S",
+    limits.add_argument("--pfc", type=number(float, 0), default=default.pfc_per_s, metavar="PER_S",
                         help=f"PFC pause frames/s (default {default.pfc_per_s:g})")
-    limits.add_argument("--ecn", type=float, default=default.ecn_per_s, metavar="PER_S",
+    limits.add_argument("--ecn", type=number(float, 0), default=default.ecn_per_s, metavar="PER_S",
                         help=f"ECN-marked packets/s (default {default.ecn_per_s:g})")
-    limits.add_argument("--discards", type=float, default=default.discards_per_s,
+    limits.add_argument("--discards", type=number(float, 0), default=default.discards_per_s,
                         metavar="PER_S", help=f"discards/s (default {default.discards_per_s:g})")
-    limits.add_argument("--hot-intervals", type=int, default=default.intervals, metavar="N",
+    limits.add_argument("--hot-intervals", type=number(int, 1), default=default.intervals,
+                        metavar="N",
                         help=f"hot intervals in a row that make a hotspot "
                         f"(default {default.intervals})")
     add_format(parser)
@@ -73,10 +74,6 @@ def register(commands: argparse._SubParsersAction) -> None:
 
 
 def _attribute(args: argparse.Namespace) -> ExitStatus:
-    if not args.interval > 0:
-        raise ConfigError("--interval", "", f"must be > 0, not {args.interval}")
-    if args.top_pods < 1:
-        raise ConfigError("--top-pods", "", f"must be >= 1, not {args.top_pods}")
     thresholds = Thresholds(args.utilization, args.pfc, args.ecn, args.discards,
                             args.hot_intervals).validate()
     fabric = load_snapshot(args.snapshot)
@@ -90,25 +87,66 @@ def _attribute(args: argparse.Namespace) -> ExitStatus:
 
 
 def read_readings(path: str) -> Iterator[PortCounters]:
-    """Port counter readings from a JSON-lines file; a bad line is a ConfigError."""
-    known = {f.name for f in fields(PortCounters)}
+    """Port counter readings from a JSON-lines file; a bad line is a ConfigError naming the
+    line and field."""
     try:
         with open(path, encoding="utf-8") as stream:
             for number, line in enumerate(stream, 1):
-                if not line.strip():
-                    continue
-                try:
-                    data = json.loads(line)
-                    if not isinstance(data, dict):
-                        raise ValueError("not a JSON object")
-                    extra = set(data) - known
-                    if extra:
-                        raise ValueError(f"unknown field(s) {', '.join(sorted(extra))}")
-                    yield PortCounters(**data)
-                except (ValueError, TypeError) as exc:
-                    raise ConfigError(path, f"line {number}", str(exc)) from exc
+                if line.strip():
+                    yield _reading(line, path, f"line {number}")
     except OSError as exc:
         raise ConfigError(path, "", f"cannot read: {exc.strerror}") from exc
+    except UnicodeDecodeError as exc:
+        raise ConfigError(path, "", f"not UTF-8 text (byte {exc.start})") from exc
+
+
+def _reading(line: str, path: str, where: str) -> PortCounters:
+    try:
+        data = json.loads(line)
+    except ValueError as exc:
+        raise ConfigError(path, where, f"not JSON: {exc}") from None
+    if not isinstance(data, dict):
+        raise ConfigError(path, where, "not a JSON object")
+    for name, value in data.items():
+        check = _FIELDS.get(name)
+        if check is None:
+            raise ConfigError(path, f"{where}: {name}", f"unknown field (fields: "
+                              f"{', '.join(_FIELDS)})")
+        reason = check(value)
+        if reason:
+            raise ConfigError(path, f"{where}: {name}", f"{reason}, not {value!r}")
+    missing = [name for name in ("switch", "port", "at") if name not in data]
+    if missing:
+        raise ConfigError(path, where, f"missing field(s) {', '.join(missing)}")
+    return PortCounters(**data)
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool) and \
+        math.isfinite(value)
+
+
+def _is_count(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and value >= 0
+
+
+_Check = Callable[[Any], str]
+_FIELDS: dict[str, _Check] = {
+    "switch": lambda v: "" if isinstance(v, str) and v else "expected a switch name",
+    "port": lambda v: "" if isinstance(v, str) and v else "expected a port name",
+    "at": lambda v: "" if _is_number(v) else "expected Unix seconds (a finite number)",
+    "values": lambda v: "" if isinstance(v, dict) and all(
+        isinstance(k, str) and _is_count(n) for k, n in v.items())
+    else "expected {counter: non-negative integer}",
+    "bits": lambda v: "" if isinstance(v, dict) and all(n in (32, 64) for n in v.values())
+    else "expected {counter: 32 or 64}",
+    "oper_status": lambda v: "" if isinstance(v, str) else "expected a string",
+    "speed_bps": lambda v: "" if v is None or _is_count(v) else "expected bits/s (an integer)",
+    "uptime_s": lambda v: "" if v is None or _is_number(v) else "expected seconds",
+    "last_clear": lambda v: "" if v is None or _is_number(v) else "expected Unix seconds",
+    "stamped": lambda v: "" if isinstance(v, bool) else "expected true or false",
+}
+"""Per field of a reading, what makes its value wrong ("" when it is fine)."""
 
 
 def _blocks(result: dict[str, Any], wide: bool, links: int) -> list[Block]:

@@ -11,9 +11,10 @@ from collections import Counter
 from pathlib import Path
 from typing import TextIO
 
+from correlator.cli.options import number
 from correlator.cli.status import ExitStatus
 from correlator.data import to_data
-from inventory.devices import SwitchConfig, crawl_from, devices_from
+from inventory.devices import SwitchConfig, read_devices
 from inventory.discovery import Discovery, Failure, discover_all
 from inventory.errors import SourceError
 from inventory.factfile import read_facts
@@ -47,18 +48,17 @@ def register(commands: argparse._SubParsersAction) -> None:
     parser.add_argument("--host-lldp", nargs="+", default=[], metavar="PATH",
                         help="hosts' `lldpcli -f json show neighbors details` outputs, "
                         "one file per node named <node>.json (or directories of them)")
-    parser.add_argument("--concurrency", type=int, default=64, metavar="N",
+    parser.add_argument("--concurrency", type=number(int, 1, 1024), default=64, metavar="N",
                         help="switches asked at once (default 64)")
-    parser.add_argument("--deadline", type=float, default=60.0, metavar="SECONDS",
+    parser.add_argument("--deadline", type=number(float, 0.1), default=60.0, metavar="SECONDS",
                         help="per-switch deadline (default 60)")
     parser.add_argument("--report", metavar="FILE", help="also write the report as JSON")
     parser.set_defaults(run=_run)
 
 
 def _run(args: argparse.Namespace) -> ExitStatus:
-    document = load_config(args.config)
-    switches = devices_from(document, args.config, os.environ)
-    crawl = crawl_from(document, args.config, switches)
+    devices = read_devices(load_config(args.config), args.config, os.environ)
+    switches, crawl = devices.switches, devices.crawl_config()
     known = _known_facts(args)
     progress = Progress(len(switches), sys.stderr)
     found = asyncio.run(discover_all(switches, concurrency=args.concurrency,

@@ -6,9 +6,10 @@ import argparse
 import sys
 from typing import Any
 
+from correlator.cli.options import number
 from correlator.cli.printers import FORMATS, Block, Table, emit
 from correlator.cli.status import ExitStatus
-from inventory.errors import SourceUnreachable
+from inventory.errors import ConfigError, SourceUnreachable
 from inventory.factfile import write_facts
 from inventory.kubernetes.inventory import Inventory, build_inventory
 from inventory.kubernetes.snapshot import read_cluster_objects
@@ -46,7 +47,7 @@ def add_source_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--tenant-rule", dest="tenant_rules", action="append",
                         metavar="RULE", help="tenant rule, in order (label:<key>, kueue, "
                         f"namespace); default: {' '.join(DEFAULT_RULES)}")
-    parser.add_argument("--timeout", type=float, default=60.0, metavar="SECONDS",
+    parser.add_argument("--timeout", type=number(float, 1), default=60.0, metavar="SECONDS",
                         help="live mode: how long to wait for the initial lists (default 60)")
 
 
@@ -81,13 +82,12 @@ def _run(args: argparse.Namespace) -> ExitStatus:
           file=sys.stderr)
     if args.view == "facts":
         if args.output in FORMATS:
-            print("fabcorr: 'inventory facts' needs -o FILE (.yaml or .json)", file=sys.stderr)
-            return ExitStatus.USAGE
+            raise ConfigError("--output", "", "'inventory facts' needs -o FILE (.yaml or .json)")
         write_facts(found.facts, args.output)
         return ExitStatus.OK
     if args.output not in FORMATS:
-        print(f"fabcorr: -o must be one of {', '.join(FORMATS)}", file=sys.stderr)
-        return ExitStatus.USAGE
+        raise ConfigError("--output", "", f"must be one of {', '.join(FORMATS)}, not "
+                          f"{args.output!r}")
     rows = _DATA[args.view](found)
     emit(rows, lambda data, wide: _tables(args.view, data, wide), args.output, sys.stdout)
     return ExitStatus.OK

@@ -1,13 +1,19 @@
-"""The ``fabcorr`` command: parse, dispatch to one command module, map errors to exit codes."""
+"""The ``fabcorr`` command: parse, dispatch to one command module, and the one error
+boundary that turns every failure into one line ``fabcorr: WHERE: reason`` and an exit
+status (:class:`ExitStatus`)."""
 
 from __future__ import annotations
 
 import argparse
+import re
 import sys
+import traceback
 from collections.abc import Sequence
+from typing import NoReturn
 
 from correlator.cli import (
     attribute,
+    config,
     demo,
     discover,
     inventory,
@@ -18,18 +24,33 @@ from correlator.cli import (
     traffic,
 )
 from correlator.cli.status import ExitStatus, Refused
-from inventory.errors import FabcorrError, NotFound
+from inventory.errors import ConfigError, FabcorrError, NotFound
 
-COMMANDS = (topology, inventory, discover, sflow, attribute, traffic, run, demo, simulate)
+COMMANDS = (topology, inventory, discover, sflow, attribute, traffic, run, config, demo,
+            simulate)
+
+
+class Parser(argparse.ArgumentParser):
+    """argparse whose usage errors reach the error boundary instead of exiting."""
+
+    def error(self, message: str) -> NoReturn:
+        """Raise ConfigError naming the flag (``argument --x: reason``) or the command."""
+        flag, sep, reason = message.partition(": ")
+        if flag.startswith("argument ") and sep:
+            raise ConfigError(flag.removeprefix("argument ").split("/")[-1], "", reason)
+        raise ConfigError(self.prog.removeprefix("fabcorr ") or self.prog, "", message)
 
 
 def build_parser() -> argparse.ArgumentParser:
     """The full argument parser; every command module adds its own subcommands."""
-    parser = argparse.ArgumentParser(
+    parser = Parser(
         prog="fabcorr",
         description="Switch-telemetry correlator for RoCEv2 AI clusters on Kubernetes: "
         "maps fabric links to the pods, jobs and tenants whose traffic crosses them.",
-    )
+        epilog="Exit status: 0 done, 1 the thing asked for does not exist, 2 bad input or "
+        "environment, 3 done in part (some switches, datagrams or samples rejected).")
+    parser.add_argument("--debug", action="store_true",
+                        help="on failure, also print the traceback")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     for module in COMMANDS:
         module.register(commands)
@@ -37,21 +58,36 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run one ``fabcorr`` command and return its exit status."""
-    args = build_parser().parse_args(argv)
+    """Run one ``fabcorr`` command and return its exit status; every failure is one line
+    on stderr (with ``--debug``, after its traceback)."""
+    args: argparse.Namespace | None = None
     try:
+        args = build_parser().parse_args(argv)
         return int(args.run(args))
-    except Refused as exc:
-        print(f"fabcorr: {exc}", file=sys.stderr)
-        return exc.status
-    except NotFound as exc:
-        print(f"fabcorr: {exc}", file=sys.stderr)
-        return ExitStatus.NOT_FOUND
-    except FabcorrError as exc:
-        print(f"fabcorr: {exc}", file=sys.stderr)
-        return ExitStatus.USAGE
     except BrokenPipeError:
         return ExitStatus.OK
+    except KeyboardInterrupt:
+        return ExitStatus.INTERRUPTED
+    except Exception as exc:
+        if getattr(args, "debug", False):
+            traceback.print_exc()
+        message, status = _failure(exc)
+        print("fabcorr: " + re.sub(r"\s*\n\s*", " ", message), file=sys.stderr)
+        return status
+
+
+def _failure(exc: Exception) -> tuple[str, ExitStatus]:
+    """What to print for ``exc`` and the exit status it means."""
+    if isinstance(exc, Refused):
+        return str(exc), exc.status
+    if isinstance(exc, NotFound):
+        return str(exc), ExitStatus.NOT_FOUND
+    if isinstance(exc, FabcorrError):
+        return str(exc), ExitStatus.USAGE
+    if isinstance(exc, OSError) and exc.strerror:  # the environment: files, sockets
+        return f"{exc.filename or 'system'}: {exc.strerror}", ExitStatus.USAGE
+    return (f"internal error: {type(exc).__name__}: {exc} (--debug shows the traceback)",
+            ExitStatus.USAGE)
 
 
 if __name__ == "__main__":

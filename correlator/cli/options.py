@@ -4,11 +4,68 @@ or a running service), and the output format."""
 from __future__ import annotations
 
 import argparse
+import math
 import os
+from collections.abc import Callable
+from urllib.parse import urlsplit
 
 from correlator.cli.printers import FORMATS
+from correlator.service.config import MIN_INTERVAL_S
 
 DEFAULT_SNAPSHOT = "topology.json"
+
+
+def number(kind: type[int] | type[float], low: float | None = None,
+           high: float | None = None) -> Callable[[str], float]:
+    """An argparse type: a finite ``kind`` within ``low``..``high`` (either may be open).
+
+    >>> number(int, 1)("3"), number(float, 0.1)("0.5")
+    (3, 0.5)
+    >>> number(float, 0.1)("1e-9")
+    Traceback (most recent call last):
+    ...
+    argparse.ArgumentTypeError: must be >= 0.1, not 1e-9
+    """
+    def parse(text: str) -> float:
+        try:
+            value = kind(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(
+                f"expected {'an integer' if kind is int else 'a number'}, not {text!r}") from None
+        if not math.isfinite(value):
+            raise argparse.ArgumentTypeError(f"must be a finite number, not {text!r}")
+        if (low is not None and value < low) or (high is not None and value > high):
+            bounds = (f"between {low:g} and {high:g}" if low is not None and high is not None
+                      else f">= {low:g}" if low is not None else f"<= {high:g}")
+            raise argparse.ArgumentTypeError(f"must be {bounds}, not {text.strip()}")
+        return value
+    return parse
+
+
+def checked(check: Callable[[str], object]) -> Callable[[str], object]:
+    """An argparse type from a function whose ValueError says what is wrong."""
+    def parse(text: str) -> object:
+        try:
+            return check(text)
+        except ValueError as exc:
+            raise argparse.ArgumentTypeError(str(exc)) from None
+    return parse
+
+
+INTERVAL = number(float, MIN_INTERVAL_S)
+"""An attribution interval in seconds: shorter ones hold too few samples to apportion."""
+
+
+def server_url(text: str) -> str:
+    """An argparse type: an ``http://`` or ``https://`` URL with a host."""
+    try:
+        parts = urlsplit(text)
+        parts.port  # noqa: B018 - raises ValueError on a bad port
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a URL: {exc}") from None
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise argparse.ArgumentTypeError(f"{text!r} is not an http:// or https:// URL")
+    return text
 
 
 def add_snapshot(parser: argparse._ActionsContainer) -> None:
@@ -31,7 +88,7 @@ def add_source(parser: argparse.ArgumentParser, capture: bool = False) -> None:
     ``--interval``."""
     source = parser.add_mutually_exclusive_group()
     add_snapshot(source)
-    source.add_argument("--server", metavar="URL",
+    source.add_argument("--server", metavar="URL", type=server_url,
                         help="ask a running fabcorr service (http[s]://HOST:PORT) instead of "
                         "reading files")
     parser.add_argument("--user", default=os.environ.get("FABCORR_USER"),
@@ -47,5 +104,6 @@ def add_source(parser: argparse.ArgumentParser, capture: bool = False) -> None:
         parser.add_argument("--counters", metavar="FILE",
                             help="with --pcap: port counter readings, JSON lines (see "
                             "`fabcorr attribute --help`)")
-        parser.add_argument("--interval", type=float, default=10.0, metavar="SECONDS",
-                            help="with --pcap: attribution interval (default 10)")
+        parser.add_argument("--interval", type=INTERVAL, default=10.0, metavar="SECONDS",
+                            help=f"with --pcap: attribution interval (default 10, at least "
+                            f"{MIN_INTERVAL_S:g})")

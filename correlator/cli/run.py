@@ -9,7 +9,7 @@ import signal
 import sys
 
 from correlator.cli.status import ExitStatus
-from correlator.service.config import ServiceConfig, load_service_config
+from correlator.service.config import ServiceConfig, check_listening, load_service_config
 
 
 def register(commands: argparse._SubParsersAction) -> None:
@@ -20,12 +20,15 @@ def register(commands: argparse._SubParsersAction) -> None:
         "joined with Kubernetes), stream counters from the switches, receive sFlow, "
         "attribute every interval, and serve Prometheus metrics (/metrics), the JSON API "
         "(/api/v1/...), /healthz and /readyz. SIGTERM or SIGINT stop it after the interval "
-        "in progress is attributed. Exit 0 when stopped, 2 on a bad configuration.")
+        "in progress is attributed. Exit 0 when stopped, 2 on a bad configuration or "
+        "environment (a missing file, an address taken or not on this machine).")
     parser.add_argument("--config", required=True, metavar="FILE",
-                        help="configuration (YAML; examples/fabcorr.yaml explains every key; "
-                        "FABCORR_* environment variables override it)")
+                        help="configuration (YAML; examples/fabcorr.yaml explains every key, "
+                        "`fabcorr config schema` prints its JSON Schema; the FABCORR_* "
+                        "variables of the README override it)")
     parser.add_argument("--check", action="store_true",
-                        help="validate the configuration, print a summary and exit")
+                        help="validate the configuration (files, secrets, and binding the "
+                        "listen addresses, released at once), print a summary and exit")
     parser.add_argument("--log-level", default="info",
                         choices=["debug", "info", "warning", "error"],
                         help="log level (default info; logs go to stderr)")
@@ -34,6 +37,7 @@ def register(commands: argparse._SubParsersAction) -> None:
 
 def _run(args: argparse.Namespace) -> ExitStatus:
     config = load_service_config(args.config)
+    check_listening(config)  # before anything logs "ready"
     if args.check:
         print(f"{args.config}: ok: {len(config.switches)} switches, sFlow on "
               f"{config.sflow.host}:{config.sflow.port} ({config.sflow.workers} worker(s)), "

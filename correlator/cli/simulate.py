@@ -18,6 +18,7 @@ not, 2 on unreadable or misaligned input.
 from __future__ import annotations
 
 import argparse
+import ipaddress
 import sys
 from collections.abc import Iterable, Mapping
 from dataclasses import replace
@@ -28,7 +29,7 @@ from correlator.attribution.attribute import Attribution, LinkTraffic
 from correlator.attribution.estimate import Share
 from correlator.attribution.hotspots import Thresholds
 from correlator.cli.cells import link_name
-from correlator.cli.options import add_format, add_snapshot
+from correlator.cli.options import add_format, add_snapshot, checked, number
 from correlator.cli.printers import Block, Fields, Table, emit
 from correlator.cli.status import ExitStatus
 from correlator.collect.rates import Rates
@@ -36,6 +37,7 @@ from correlator.data import to_data
 from correlator.engine import Engine
 from inventory.errors import ConfigError
 from inventory.factfile import write_facts
+from inventory.schema import split_address
 from simulator.generator import FabricSpec, generate_facts
 from simulator.kube_objects import cluster_objects, write_kubectl_dump
 from simulator.ladder import LADDER, ladder_spec, synthetic_jobs
@@ -63,7 +65,7 @@ def register(commands: argparse._SubParsersAction) -> None:
         description="Generate a fabric from a ladder size, a GPU count or a spec file.")
     shape = generate.add_mutually_exclusive_group(required=True)
     shape.add_argument("--size", choices=list(LADDER), help="a benchmark ladder size")
-    shape.add_argument("--gpus", type=int, metavar="N",
+    shape.add_argument("--gpus", type=checked(_gpus), metavar="N",
                        help="N GPUs: N/8 nodes of 8 rails, 64 nodes per leaf, 2-tier")
     shape.add_argument("--spec", metavar="FILE", help="a fabric spec (YAML), see "
                        "examples/fabric-small/fabric.yaml")
@@ -89,7 +91,8 @@ def register(commands: argparse._SubParsersAction) -> None:
                          "payload, opcode, out_port, sport}]")
     capture.add_argument("-o", "--output", default="capture.pcap", metavar="FILE",
                          help="pcap to write (default capture.pcap)")
-    capture.add_argument("--collector", default="192.0.2.99:6343", metavar="IP:PORT",
+    capture.add_argument("--collector", type=checked(_collector), default="192.0.2.99:6343",
+                         metavar="IP:PORT",
                          help="destination of the datagrams in the pcap (default "
                          "192.0.2.99:6343)")
     capture.set_defaults(run=_capture)
@@ -240,9 +243,7 @@ def _name(node: str | None) -> str:
 
 def _capture(args: argparse.Namespace) -> ExitStatus:
     spec = load_capture_spec(args.flows)
-    host, _, port = args.collector.rpartition(":")
-    if not host or not port.isdigit():
-        raise ConfigError("--collector", "", f"expected IP:PORT, not {args.collector!r}")
+    host, port = args.collector
     facts = load_snapshot(args.snapshot).facts
     known = {(i.switch, i.name) for i in facts.interfaces}
     for i, flow in enumerate(spec.flows):
@@ -252,7 +253,7 @@ def _capture(args: argparse.Namespace) -> ExitStatus:
     start = spec.start or max((p.valid_from for p in facts.pod_interfaces), default=0) + 3600
     run = sflow_capture(facts, list(spec.flows), spec.seconds, spec.sampling_rate, start,
                         spec.seed, spec.counter_every_s)
-    write_pcap(args.output, [(at, data, agent, host.strip("[]"), int(port))
+    write_pcap(args.output, [(at, data, agent, host, port)
                              for at, data, agent in run.datagrams])
     print(f"wrote {args.output}: {len(run.datagrams)} datagrams over {spec.seconds} s from "
           f"{start:.0f}", file=sys.stderr)
@@ -262,6 +263,19 @@ def _capture(args: argparse.Namespace) -> ExitStatus:
     return ExitStatus.OK
 
 
+def _collector(text: str) -> tuple[str, int]:
+    host, port = split_address(text)
+    ipaddress.ip_address(host)  # the pcap holds addresses, not names
+    return host, port
+
+
+def _gpus(text: str) -> int:
+    gpus = int(number(int, 8)(text))
+    if gpus % 8:
+        raise ValueError(f"must be a positive multiple of 8, not {gpus}")
+    return gpus
+
+
 def spec_for_gpus(gpus: int) -> FabricSpec:
     """A 2-tier fabric of ``gpus`` GPUs: 8 per node, up to 64 nodes per leaf per rail.
 
@@ -269,8 +283,6 @@ def spec_for_gpus(gpus: int) -> FabricSpec:
     >>> s.nodes, s.leaves, s.spines
     (1024, 128, 64)
     """
-    if gpus < 8 or gpus % 8:
-        raise argparse.ArgumentTypeError("--gpus must be a positive multiple of 8")
     nodes = gpus // 8
     leaves_per_rail = -(-nodes // 64)
     nodes_per_leaf = -(-nodes // leaves_per_rail)

@@ -57,8 +57,6 @@ def _offline(args: argparse.Namespace) -> View:
     if not args.pcap:
         raise ConfigError("--pcap", "", "needed to answer from files (or ask a service "
                           "with --server URL)")
-    if not args.interval > 0:
-        raise ConfigError("--interval", "", f"must be > 0, not {args.interval}")
     fabric = load_snapshot(args.snapshot)
     readings = list(read_readings(args.counters)) if args.counters else []
     result = replay(fabric, read_capture(args.pcap), readings, ReplayConfig(args.interval))

@@ -7,13 +7,15 @@ from inventory.errors import FabcorrError
 
 class ExitStatus(IntEnum):
     """What the shell sees: 0 done, 1 the thing asked for does not exist (or, for checks,
-    a difference was found), 2 bad usage or input, 3 done in part (some switches failed)."""
+    a difference was found), 2 bad input or environment, 3 done in part (some switches,
+    datagrams or samples rejected); 130 interrupted (Ctrl-C)."""
 
     OK = 0
     NOT_FOUND = 1
     DIFFERS = 1  # a check found a difference (same code as NOT_FOUND)
     USAGE = 2
     PARTIAL = 3
+    INTERRUPTED = 130
 
 
 class Refused(FabcorrError):

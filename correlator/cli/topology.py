@@ -7,19 +7,29 @@ import sys
 from typing import Any
 
 from correlator.cli import plan
-from correlator.cli.options import DEFAULT_SNAPSHOT, add_format, add_snapshot, add_source
+from correlator.cli.options import (
+    DEFAULT_SNAPSHOT,
+    add_format,
+    add_snapshot,
+    add_source,
+    checked,
+    number,
+)
 from correlator.cli.printers import Block, Fields, Table, emit
 from correlator.cli.source import ask
 from correlator.cli.status import ExitStatus
-from correlator.service.api import parse_time
+from correlator.service.api import MAX_LIMIT, parse_time
+from inventory.errors import ConfigError
 from inventory.factfile import read_facts
 from inventory.facts import FactSet
 from inventory.kubernetes.inventory import build_inventory
 from inventory.kubernetes.snapshot import read_cluster_objects
+from inventory.problems import PROBLEM_KINDS
 from topology.build import build_graph
 from topology.export import FORMATS as EXPORT_FORMATS
 from topology.export import export_graph
 from topology.export import render as render_graph
+from topology.resolve import check_reference
 from topology.schema import id_name
 from topology.snapshot import load_snapshot, save_snapshot
 
@@ -55,15 +65,16 @@ def register(commands: argparse._SubParsersAction) -> None:
 
     where = reader("where", "where a pod, pod interface, IP, VF (NODE/PCI), PF (NODE/PF) or "
                    "node plugs in: node, PF, rail, VF, leaf and leaf port", _where)
-    where.add_argument("ref", metavar="THING", help="e.g. team-a/w-3, team-a/w-3/net1, "
-                       "172.16.11.23, gpu01, gpu01/0000:1a:00.2")
+    where.add_argument("ref", metavar="THING", type=checked(check_reference),
+                       help="e.g. team-a/w-3, team-a/w-3/net1, 172.16.11.23, gpu01, "
+                       "gpu01/0000:1a:00.2")
     _at_option(where)
 
     path = reader("path", "every equal-cost path between two pods, pod interfaces or IPs, "
                   "as the switch ports crossed", _path)
-    path.add_argument("source", metavar="A")
-    path.add_argument("destination", metavar="B")
-    path.add_argument("--limit", type=int, default=256, metavar="N",
+    path.add_argument("source", metavar="A", type=checked(check_reference))
+    path.add_argument("destination", metavar="B", type=checked(check_reference))
+    path.add_argument("--limit", type=number(int, 0, MAX_LIMIT), default=256, metavar="N",
                       help="list at most N paths per interface pair (default 256; the count "
                       "is always exact)")
     _at_option(path)
@@ -85,7 +96,8 @@ def register(commands: argparse._SubParsersAction) -> None:
     problems = reader("problems", "what did not fit while building the graph (unresolved "
                       "LLDP, one-sided or conflicting cables, unattached interfaces...)",
                       _problems)
-    problems.add_argument("--kind", help="only problems of this kind")
+    problems.add_argument("--kind", choices=sorted(PROBLEM_KINDS), metavar="KIND",
+                          help="only problems of this kind: " + ", ".join(sorted(PROBLEM_KINDS)))
 
     export = sub.add_parser("export", help="write the graph as GraphML, GEXF, node-link JSON, "
                             "DOT or Cytoscape.js JSON",
@@ -99,22 +111,14 @@ def register(commands: argparse._SubParsersAction) -> None:
 
 
 def _at_option(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--at", type=_time, metavar="TIME",
+    parser.add_argument("--at", type=checked(parse_time), metavar="TIME",
                         help="resolve IPs as owned at TIME (ISO 8601 or Unix seconds; "
                         "default: the current owner)")
 
 
-def _time(text: str) -> float:
-    try:
-        return parse_time(text)
-    except ValueError as exc:
-        raise argparse.ArgumentTypeError(str(exc)) from None
-
-
 def _build(args: argparse.Namespace) -> ExitStatus:
     if not args.facts and not args.kubernetes:
-        print("fabcorr: topology build needs --facts and/or --kubernetes", file=sys.stderr)
-        return ExitStatus.USAGE
+        raise ConfigError("topology build", "", "needs --facts and/or --kubernetes")
     facts = read_facts(args.facts) if args.facts else FactSet()
     if args.kubernetes:
         facts = facts.merge(build_inventory(read_cluster_objects(args.kubernetes)).facts)

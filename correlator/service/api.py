@@ -36,6 +36,8 @@ or thing (named, with close matches), 405 another method, 503 no interval attrib
 from __future__ import annotations
 
 import difflib
+import math
+import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -46,9 +48,13 @@ from correlator.data import to_data
 from correlator.service import traffic
 from correlator.view import View
 from inventory.errors import FabcorrError, NotFound
+from inventory.problems import PROBLEM_KINDS
 from topology import queries
+from topology.resolve import check_reference
 
 PREFIX = "/api/v1/"
+MAX_LIMIT = 100_000
+"""The most paths or senders one answer lists (counts stay exact)."""
 Query = Mapping[str, list[str]]
 
 
@@ -80,7 +86,8 @@ class Params:
         return value
 
     def integer(self, name: str, default: int, minimum: int) -> int:
-        """``name`` as an integer of at least ``minimum``, or ``default`` when missing."""
+        """``name`` as an integer from ``minimum`` to :data:`MAX_LIMIT`, or ``default``
+        when missing."""
         text = self.text(name)
         if text is None:
             return default
@@ -88,9 +95,17 @@ class Params:
             value = int(text)
         except ValueError:
             raise BadRequest(f"{name}: not an integer: {text!r}") from None
-        if value < minimum:
-            raise BadRequest(f"{name}: must be >= {minimum}, not {value}")
+        if not minimum <= value <= MAX_LIMIT:
+            raise BadRequest(f"{name}: must be between {minimum} and {MAX_LIMIT}, not {value}")
         return value
+
+    def checked(self, name: str, check: Callable[[str], str]) -> str:
+        """The required ``name`` through ``check``, whose ValueError is a BadRequest."""
+        text = self.required(name)
+        try:
+            return check(text)
+        except ValueError as exc:
+            raise BadRequest(f"{name}: {exc}") from None
 
     def time(self, name: str) -> float | None:
         """``name`` as Unix seconds (:func:`parse_time`), or None when missing."""
@@ -106,20 +121,34 @@ class Params:
 Handler = Callable[[View, Params], Any]
 
 
+_OFFSET = re.compile(r"[+-]\d\d:?(\d\d)(?::?(\d\d))?(?:\.\d+)?$")
+
+
 def parse_time(text: str) -> float:
     """Unix seconds from Unix seconds or an ISO 8601 time (``Z`` or an offset; UTC if none).
 
     >>> parse_time("1767225600"), parse_time("2026-01-01T00:00:00Z")
     (1767225600.0, 1767225600.0)
+    >>> parse_time("2026-01-01T00:00:00+05:99")
+    Traceback (most recent call last):
+    ...
+    ValueError: not a time: '2026-01-01T00:00:00+05:99' (offset minutes or seconds over 59)
     """
     try:
-        return float(text)
+        seconds = float(text)
     except ValueError:
         pass
+    else:
+        if not math.isfinite(seconds):
+            raise ValueError(f"not a time: {text!r} (not a finite number)")
+        return seconds
     try:
         moment = datetime.fromisoformat(text.replace("Z", "+00:00"))
     except ValueError:
         raise ValueError(f"not a time: {text!r}") from None
+    offset = _OFFSET.search(text[10:])  # past the date, whose dashes are no offset
+    if offset and any(int(part) > 59 for part in offset.groups() if part):
+        raise ValueError(f"not a time: {text!r} (offset minutes or seconds over 59)")
     if moment.tzinfo is None:
         moment = moment.replace(tzinfo=UTC)
     return moment.timestamp()
@@ -168,11 +197,12 @@ def _interval(view: View) -> Attribution:
 
 
 def _where(view: View, p: Params) -> Any:
-    return to_data(queries.where(view.fabric, p.required("q"), p.time("at")))
+    return to_data(queries.where(view.fabric, p.checked("q", check_reference), p.time("at")))
 
 
 def _path(view: View, p: Params) -> Any:
-    return to_data(queries.paths(view.fabric, p.required("a"), p.required("b"), p.time("at"),
+    return to_data(queries.paths(view.fabric, p.checked("a", check_reference),
+                                 p.checked("b", check_reference), p.time("at"),
                                  p.integer("limit", 256, 0)))
 
 
@@ -190,6 +220,9 @@ def _tenant(view: View, p: Params) -> Any:
 
 def _problems(view: View, p: Params) -> Any:
     kind = p.text("kind")
+    if kind is not None and kind not in PROBLEM_KINDS:
+        raise BadRequest(f"kind: unknown problem kind {kind!r} (kinds: "
+                         f"{', '.join(sorted(PROBLEM_KINDS))})")
     return to_data([x for x in view.fabric.problems if kind in (None, x.kind)])
 
 

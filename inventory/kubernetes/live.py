@@ -27,6 +27,7 @@ from kubernetes import client, config, watch
 from kubernetes.client.rest import ApiException
 
 from inventory.backoff import Backoff
+from inventory.errors import ConfigError
 from inventory.facts import FactSet
 from inventory.kubernetes.history import IpHistory, Retention
 from inventory.kubernetes.inventory import Inventory, build_inventory
@@ -51,7 +52,8 @@ class LiveSettings:
 
 
 def api_client(kubeconfig: str | None = None, context: str | None = None) -> client.ApiClient:
-    """An ApiClient from in-cluster config, or from a kubeconfig (and context) otherwise."""
+    """An ApiClient from in-cluster config, or from a kubeconfig (and context) otherwise;
+    ConfigError names the kubeconfig (or context) that cannot be used, and why."""
     configuration = client.Configuration()
     configuration.connection_pool_maxsize = len(WATCHED) + 4  # a watch per resource, + GETs
     if kubeconfig is None and context is None:
@@ -60,8 +62,21 @@ def api_client(kubeconfig: str | None = None, context: str | None = None) -> cli
             return client.ApiClient(configuration)
         except config.ConfigException:
             pass
-    config.load_kube_config(config_file=kubeconfig, context=context,
-                            client_configuration=configuration)
+    where = kubeconfig or os.environ.get("KUBECONFIG") or "~/.kube/config"
+    try:
+        if context is not None:
+            contexts, _ = config.list_kube_config_contexts(config_file=kubeconfig)
+            names = [c["name"] for c in contexts]
+            if context not in names:
+                raise ConfigError(where, "context", f"no context {context!r} (contexts: "
+                                  f"{', '.join(names) or 'none'})")
+        config.load_kube_config(config_file=kubeconfig, context=context,
+                                client_configuration=configuration)
+    except config.ConfigException as exc:
+        reason = str(exc).removeprefix("Invalid kube-config file. ")
+        if "No configuration found" in reason:
+            reason = "no kubeconfig found, and not running in a cluster"
+        raise ConfigError(where, "", reason) from exc
     return client.ApiClient(configuration)
 
 

@@ -33,7 +33,36 @@ def _items(document: Any, path: Path) -> list[dict[str, Any]]:
         raise SourceError(f"{path}: expected a Kubernetes object or List")
     if "items" in document and str(document.get("kind", "")).endswith("List"):
         items = document["items"] or []
-        if not all(isinstance(i, dict) for i in items):
-            raise SourceError(f"{path}: List items must be objects")
+        if not isinstance(items, list):
+            raise SourceError(f"{path}: items: expected a list of objects")
+        for i, item in enumerate(items):
+            _check_shape(item, f"{path}: items[{i}]")
         return items
+    _check_shape(document, str(path))
     return [document]
+
+
+_MAPPINGS = ("metadata", "spec", "status")
+_META_MAPPINGS = ("labels", "annotations")
+
+
+def _check_shape(obj: Any, where: str) -> None:
+    """SourceError unless ``obj`` has the envelope every Kubernetes object has: string
+    apiVersion and kind, mappings for metadata, spec, status, labels and annotations, a
+    list of mappings for ownerReferences (the mapping code relies on no more)."""
+    if not isinstance(obj, dict):
+        raise SourceError(f"{where}: expected an object (a mapping), not {type(obj).__name__}")
+    for key in ("apiVersion", "kind"):
+        if not isinstance(obj.get(key, ""), str):
+            raise SourceError(f"{where}.{key}: expected a string")
+    for key in _MAPPINGS:
+        if not isinstance(obj.get(key) or {}, dict):
+            raise SourceError(f"{where}.{key}: expected a mapping, not "
+                              f"{type(obj[key]).__name__}")
+    meta = obj.get("metadata") or {}
+    for key in _META_MAPPINGS:
+        if not isinstance(meta.get(key) or {}, dict):
+            raise SourceError(f"{where}.metadata.{key}: expected a mapping")
+    owners = meta.get("ownerReferences") or []
+    if not isinstance(owners, list) or not all(isinstance(o, dict) for o in owners):
+        raise SourceError(f"{where}.metadata.ownerReferences: expected a list of mappings")

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from inventory.devices import CrawlConfig, GnmiOptions, SwitchConfig, crawl_from
+from inventory.devices import CrawlConfig, GnmiOptions, SwitchConfig, read_devices
 from inventory.discovery import Discovery, discover_all
 from inventory.errors import ConfigError, SourceUnreachable
 from inventory.facts import FactSet, Reporter
@@ -115,22 +115,27 @@ def test_crawl_over_gnmi_finds_the_fabric_from_one_seed(fabric: FactSet) -> None
                       for spine in ("spine01", "spine02")}
 
 
+LISTED = [{"name": "leaf01", "address": "127.0.0.1"}]
+
+
 @pytest.mark.parametrize(("section", "message"), [
-    ({"seeds": ["leaf01"]}, "crawl.template: required, the name of a listed switch"),
-    ({"template": "leaf09"}, "crawl.template: required, the name of a listed switch"),
-    ({"template": "leaf01", "seeds": ["leaf09"]}, r"crawl.seeds\[0\]: 'leaf09' is not"),
-    ({"template": "leaf01", "max_switches": 0}, "crawl.max_switches: expected a positive"),
-    ({"template": "leaf01", "names": "leaf*"}, "crawl.names: expected a list"),
-    ({"template": "leaf01", "depth": 2}, "crawl.depth: unknown key"),
+    ({"seeds": ["leaf01"]}, "f.yaml: crawl.template: required"),
+    ({"template": "leaf09"}, "f.yaml: crawl.template: 'leaf09' is not a listed switch"),
+    ({"template": "leaf01", "seeds": ["leaf09"]},
+     "f.yaml: crawl.seeds[0]: 'leaf09' is not a listed switch"),
+    ({"template": "leaf01", "max_switches": 0},
+     "f.yaml: crawl.max_switches: Input should be greater than or equal to 1"),
+    ({"template": "leaf01", "names": "leaf*"},
+     "f.yaml: crawl.names: Input should be a valid tuple"),
+    ({"template": "leaf01", "depth": 2}, "f.yaml: crawl.depth: unknown key"),
 ])
-def test_bad_crawl_sections_name_the_key(fabric: FactSet, section: dict[str, Any],
-                                         message: str) -> None:
-    with pytest.raises(ConfigError, match=message):
-        crawl_from({"crawl": section}, "f.yaml", (config(fabric, "leaf01"),))
+def test_bad_crawl_sections_name_the_key(section: dict[str, Any], message: str) -> None:
+    with pytest.raises(ConfigError) as caught:
+        read_devices({"switches": LISTED, "crawl": section}, "f.yaml", {})
+    assert str(caught.value) == message
 
 
-def test_crawl_section_defaults(fabric: FactSet) -> None:
-    leaf01 = config(fabric, "leaf01")
-    assert crawl_from({}, "f.yaml", (leaf01,)) is None
-    assert crawl_from({"crawl": {"template": "leaf01"}}, "f.yaml", (leaf01,)) == \
-        CrawlConfig(leaf01, (), 64, ("*",))
+def test_crawl_section_defaults() -> None:
+    assert read_devices({"switches": LISTED}, "f.yaml", {}).crawl_config() is None
+    devices = read_devices({"switches": LISTED, "crawl": {"template": "leaf01"}}, "f.yaml", {})
+    assert devices.crawl_config() == CrawlConfig(devices.switches[0], (), 64, ("*",))

@@ -189,9 +189,11 @@ def test_interval_cuts_the_run(capsys, capture, seconds):
 
 
 @pytest.mark.parametrize(("option", "value", "message"), [
-    ("--interval", "0", "--interval: must be > 0, not 0.0"),
+    ("--interval", "0", "--interval: must be >= 0.1, not 0"),
+    ("--interval", "1e-9", "--interval: must be >= 0.1, not 1e-9"),
+    ("--links", "-3", "--links: must be >= 1, not -3"),
     ("--top-pods", "0", "--top-pods: must be >= 1, not 0"),
-    ("--hot-intervals", "0", "hotspots: intervals: must be >= 1"),
+    ("--hot-intervals", "0", "--hot-intervals: must be >= 1, not 0"),
     ("--utilization", "0", "hotspots: utilization: must be > 0, not 0.0"),
 ])
 def test_bad_values_exit_2_naming_the_option(capsys, capture, option, value, message):
@@ -319,8 +321,14 @@ def test_counters_give_the_rates_the_capture_lacks(capsys, capture):
 
 @pytest.mark.parametrize(("line", "reason"), [
     ('{"switch": "leaf01", "port": "Ethernet4", "at": 1, "values": {}, "colour": 1}',
-     "unknown field(s) colour"),
-    ("[1, 2]", "not a JSON object"),
+     "line 3: colour: unknown field (fields: switch, port, at, values, bits, oper_status, "
+     "speed_bps, uptime_s, last_clear, stamped)"),
+    ('{"switch": "leaf01", "port": "Ethernet4", "at": "noon"}',
+     "line 3: at: expected Unix seconds (a finite number), not 'noon'"),
+    ('{"switch": "leaf01", "port": "Ethernet4", "at": 1, "values": {"in_octets": "lots"}}',
+     "line 3: values: expected {counter: non-negative integer}, not {'in_octets': 'lots'}"),
+    ('{"switch": "leaf01", "at": 1}', "line 3: missing field(s) port"),
+    ("[1, 2]", "line 3: not a JSON object"),
 ])
 def test_a_bad_counters_line_exits_2_naming_file_and_line(capsys, capture, tmp_path, line,
                                                           reason):
@@ -328,7 +336,7 @@ def test_a_bad_counters_line_exits_2_naming_file_and_line(capsys, capture, tmp_p
     bad.write_text(json.dumps(_readings()[0]) + "\n\n" + line + "\n")
     code = main(["attribute", "--snapshot", str(capture / "topology.json"), "--pcap",
                  str(capture / "run.pcap"), "--counters", str(bad)])
-    assert (code, capsys.readouterr().err) == (2, f"fabcorr: {bad}: line 3: {reason}\n")
+    assert (code, capsys.readouterr().err) == (2, f"fabcorr: {bad}: {reason}\n")
 
 
 @pytest.mark.parametrize("offset", [0.5, 2.0])  # before and after the sFlow counter sample

@@ -244,4 +244,4 @@ def test_facts_follow_the_tenant_rules(capsys, tmp_path):
 def test_an_unknown_format_exits_2_listing_the_formats(capsys, view):
     code, out, err = run(capsys, "inventory", view, "--from", DUMPS, "-o", "xml")
     assert (code, out) == (2, "")
-    assert err.endswith("fabcorr: -o must be one of table, wide, json, yaml\n")
+    assert err.endswith("fabcorr: --output: must be one of table, wide, json, yaml, not 'xml'\n")

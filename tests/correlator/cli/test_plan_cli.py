@@ -3,7 +3,6 @@
 import json
 from pathlib import Path
 
-import pytest
 import yaml
 
 from correlator.cli.main import main
@@ -100,6 +99,6 @@ def test_unreadable_plan_exits_2(capsys, tmp_path):
 
 
 def test_plan_option_is_required(capsys):
-    with pytest.raises(SystemExit) as exit_info:
-        main(["topology", "check", "--snapshot", SNAPSHOT])
-    assert exit_info.value.code == 2
+    assert main(["topology", "check", "--snapshot", SNAPSHOT]) == 2
+    assert capsys.readouterr().err == (
+        "fabcorr: topology check: the following arguments are required: --plan\n")

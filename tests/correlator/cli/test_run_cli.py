@@ -220,8 +220,10 @@ def test_hotspot_keys_of_the_config_file_split_culprits_and_name_the_noisy_neigh
 
 def test_a_bad_hotspot_key_stops_the_service_at_the_start(tmp_path, capsys):
     config = tmp_path / "fabcorr.yaml"
-    config.write_text("topology: {snapshot: topology.json}\n"
+    snapshot = tmp_path / "topology.json"
+    snapshot.write_text("{}")
+    config.write_text(f"topology: {{snapshot: {snapshot}}}\n"
                       "attribution: {thresholds: {culprits: 0}}\n")
     assert main(["run", "--config", str(config), "--check"]) == 2
     assert capsys.readouterr().err == (f"fabcorr: {config}: attribution.thresholds.culprits: "
-                                       "must be >= 1\n")
+                                       "Input should be greater than or equal to 1\n")

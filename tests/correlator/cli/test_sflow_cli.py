@@ -216,9 +216,12 @@ def test_the_example_capture_names_the_noisy_tenant_and_its_victims(capsys, tmp_
     ("seconds: 5\n", "flows: expected a non-empty list of flows"),
     ("flows: [{switch: leaf01, port: Ethernet1, src: 10.101.0.2}]\n",
      "flows[0]: missing dst, packets_per_s"),
-    ("flows: [{switch: leaf01, port: Ethernet99, src: a, dst: b, packets_per_s: 1}]\n",
+    ("flows: [{switch: leaf01, port: Ethernet99, src: 10.0.0.1, dst: 10.0.0.2, "
+     "packets_per_s: 1}]\n",
      "flows[0]: leaf01:Ethernet99 is not a port of the snapshot"),
-    ("sampling_rate: 0\nflows: [{switch: leaf01, port: Ethernet1, src: a, dst: b, "
+    ("flows: [{switch: leaf01, port: Ethernet1, src: 10.0.0.1, dst: 10.101.0.999, "
+     "packets_per_s: 1}]\n", "flows[0].dst: '10.101.0.999' is not an IP address"),
+    ("sampling_rate: 0\nflows: [{switch: leaf01, port: Ethernet1, src: 10.0.0.1, dst: 10.0.0.2, "
      "packets_per_s: 1}]\n", "sampling_rate: must be >= 1"),
 ])
 def test_a_bad_capture_spec_names_the_key(capsys, tmp_path, text, message):

@@ -75,7 +75,7 @@ class RunningService:
                 cwd=ROOT, stderr=self.stderr, stdout=subprocess.DEVNULL,
                 env={**os.environ, "FABCORR_GNMI_PASSWORD": PASSWORD,
                      "PYTHONPATH": str(ROOT),
-                     **({"FABCORR_PASSWORD": self.auth[1]} if self.auth else {})})
+                     **({"FABCORR_SERVICE_PASSWORD": self.auth[1]} if self.auth else {})})
             self.wait_for(self._ready, 60, "ready")
         except BaseException:
             self.__exit__()

@@ -210,7 +210,21 @@ def test_a_path_lists_up_to_the_limit_and_counts_all(view):
     ("/api/v1/topology/where", {}, 400, "missing parameter 'q'"),
     ("/api/v1/topology/where", {"q": "gpu01", "at": "noon"}, 400, "at: not a time: 'noon'"),
     ("/api/v1/topology/link", {"prt": "x"}, 400, "unknown parameter 'prt' (allowed: port)"),
-    ("/api/v1/top/jobs", {"limit": "0"}, 400, "limit: must be >= 1, not 0"),
+    ("/api/v1/top/jobs", {"limit": "0"}, 400, "limit: must be between 1 and 100000, not 0"),
+    ("/api/v1/topology/path", {"a": "10.101.0.2", "b": "10.101.0.3",
+                               "limit": "99999999999999999999999"}, 400,
+     "limit: must be between 0 and 100000, not 99999999999999999999999"),
+    ("/api/v1/topology/where", {"q": "10.101.0.300"}, 400,
+     "q: '10.101.0.300' is not an IPv4 address"),
+    ("/api/v1/topology/where", {"q": "10.101.0.2", "at": "nan"}, 400,
+     "at: not a time: 'nan' (not a finite number)"),
+    ("/api/v1/topology/problems", {"kind": "bogus"}, 400,
+     "kind: unknown problem kind 'bogus' (kinds: bad-role-hint, device-info-missing, "
+     "ip-conflict, ip-duplicate, ippool-malformed, link-conflict, link-one-sided, lldp-loop, "
+     "lldp-unknown-local, lldp-unresolved, mac-conflict, network-status-malformed, "
+     "podif-unattached, port-unlisted, resource-unreadable, spiderendpoint-missing, "
+     "spiderendpoint-stale, sriov-state-malformed, unknown-api-version, unknown-job, "
+     "unknown-node, unknown-pod, unknown-switch, unknown-tenant, vf-unknown, vf-unknown-pf)"),
     ("/api/v1/top/jobs", {"limit": "ten"}, 400, "limit: not an integer: 'ten'"),
 ])
 def test_errors_say_what_is_wrong(view, path, query, status, error):

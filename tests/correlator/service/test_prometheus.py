@@ -173,10 +173,13 @@ def test_manifests_are_valid_and_fit_together():
     assert mounted == config_map["metadata"]["name"]
 
 
-def test_configmap_is_a_valid_service_configuration():
+def test_configmap_is_a_valid_service_configuration(tmp_path):
     container = _one("Deployment", "fabcorr")["spec"]["template"]["spec"]["containers"][0]
     environ = {env["name"]: "from-the-secret" for env in container["env"]}
-    document = yaml.safe_load(_one("ConfigMap", "fabcorr-config")["data"]["fabcorr.yaml"])
+    ca = tmp_path / "ca.pem"  # mounted from the Secret fabcorr-tls in the pod
+    ca.write_text("CA\n")
+    document = yaml.safe_load(_one("ConfigMap", "fabcorr-config")["data"]["fabcorr.yaml"]
+                              .replace("/etc/fabcorr/tls/ca.pem", str(ca)))
     config = service_config_from(document, "deploy/configmap.yaml", environ)
     ports = {p["name"]: p["containerPort"] for p in container["ports"]}
     assert config.http.address[1] == ports["http"]
