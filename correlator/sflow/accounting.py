@@ -61,6 +61,14 @@ class Totals:
         self.evictions.update(other.evictions)
 
 
+def name_interleaved(agent: bytes, sub_agent: int) -> None:
+    """Say once per (agent, sub-agent) that several sources send as it."""
+    _log.warning(
+        "sFlow agent %s sub-agent %d: several sources send interleaved sequences as this "
+        "one agent (give each its own agent address or sub_agent_id); each sequence's loss "
+        "is counted on its own", address_text(agent), sub_agent)
+
+
 class _Sequence:
     """One sequence of datagrams: where it is, how many it had; ``parent``, while it is
     unconfirmed, the sequence it jumped ahead of by ``pending`` datagrams."""
@@ -164,11 +172,7 @@ class LossTracker:
                 totals.interleaved += 1
                 if not pair.named:
                     pair.named = True
-                    _log.warning(
-                        "sFlow agent %s sub-agent %d: several sources send interleaved "
-                        "sequences as this one agent (give each its own agent address or "
-                        "sub_agent_id); each sequence's loss is counted on its own",
-                        address_text(key[0]), key[1])
+                    name_interleaved(*key)
             streams.remove(best)
             streams.append(best)
         for other in streams:  # what jumped ahead of this sequence was not its future
