@@ -49,6 +49,7 @@ from inventory.errors import ConfigError
 _CHECK_S = 0.1  # how often a worker process reads its control queue
 _WAIT = struct.pack("@ll", 0, 20_000)  # struct timeval: the receive thread's longest wait
 _log = logging.getLogger(__name__)
+SO_RCVBUFFORCE = getattr(socket, "SO_RCVBUFFORCE", 33)  # Linux asm-generic
 SO_TIMESTAMPNS = getattr(socket, "SO_TIMESTAMPNS", 35)  # Linux asm-generic; Python lacks it
 """Receive timestamps in nanoseconds; its control messages carry the same number."""
 
@@ -90,8 +91,9 @@ class ReceiverConfig:
 
 
 def open_socket(config: ReceiverConfig, reuse_port: bool = False) -> socket.socket:
-    """A bound UDP socket with the configured receive buffer (the kernel may cap it at
-    ``net.core.rmem_max``; :func:`receive_buffer` tells what was granted)."""
+    """A bound UDP socket with the configured receive buffer (unless the process may
+    exceed ``net.core.rmem_max``, the kernel caps it there; :func:`receive_buffer` tells
+    what was granted)."""
     family = socket.AF_INET6 if ":" in config.host else socket.AF_INET
     sock = socket.socket(family, socket.SOCK_DGRAM)
     try:
@@ -100,7 +102,10 @@ def open_socket(config: ReceiverConfig, reuse_port: bool = False) -> socket.sock
             sock.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 0)
         if reuse_port:
             sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
-        sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, config.rcvbuf_bytes)
+        try:  # past net.core.rmem_max when allowed (CAP_NET_ADMIN), as configured
+            sock.setsockopt(socket.SOL_SOCKET, SO_RCVBUFFORCE, config.rcvbuf_bytes)
+        except PermissionError:
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, config.rcvbuf_bytes)
         sock.bind((config.host, config.port))
     except OSError:
         sock.close()
