@@ -47,13 +47,13 @@ from correlator.replay import ReplayConfig, replay
 from correlator.sflow import native
 from correlator.sflow.accounting import Totals
 from correlator.sflow.admission import Admission
-from correlator.sflow.decode import Decoder
 from correlator.sflow.pcap import read_udp_payloads
 from correlator.sflow.receiver import ReceiverConfig, Worker, open_socket
 from simulator import roce, sflow_wire
 from simulator.generator import FabricSpec, generate_facts
 from simulator.ladder import synthetic_jobs
 from simulator.pcap import write_pcap
+from tests.sflow_oracle.decode import Decoder
 from topology.build import build_graph
 from topology.footprint import owners, plugs
 from topology.graph import FabricGraph

@@ -6,10 +6,11 @@ import logging
 import random
 
 from correlator import _wire
-from correlator.sflow.accounting import LossTracker, Totals
+from correlator.sflow.accounting import Totals
 from correlator.sflow.receiver import Worker
 from correlator.sflow.records import Datagram, FlowSample
 from simulator import sflow_wire
+from tests.sflow_oracle.accounting import LossTracker
 
 AGENT = bytes([127, 1, 0, 1])
 FORMATS_KEPT = _wire.FORMATS_KEPT
