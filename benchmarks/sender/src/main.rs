@@ -4,9 +4,13 @@
 //!
 //! `fabcorr-sflow-send FILE HOST:PORT DATAGRAMS_PER_S SECONDS`: FILE holds the datagrams
 //! as (u32 little-endian length, bytes) one after the other; they are sent in order,
-//! over and over, for SECONDS. Prints `{"sent": N, "failed": N, "seconds": S}`.
+//! over and over, for SECONDS. Each pass over the file moves every agent's sequence
+//! numbers and uptimes on by that agent's datagrams in the file, so a capture whose
+//! sequences run 1, 2, 3 per agent (as the benchmark's do) goes on without a gap or a
+//! restart. Prints `{"sent": N, "failed": N, "seconds": S}`.
 #![forbid(unsafe_code)]
 
+use std::collections::HashMap;
 use std::io::IoSlice;
 use std::net::UdpSocket;
 use std::os::fd::AsRawFd;
@@ -17,6 +21,39 @@ use nix::errno::Errno;
 use nix::sys::socket::{sendmmsg, MsgFlags, MultiHeaders, SockaddrIn};
 
 const BATCH: usize = 64;
+
+/// Where a datagram's sequence number and uptime are (sFlow v5 header), by agent type.
+fn header_offsets(datagram: &[u8]) -> Option<(&[u8], usize)> {
+    match datagram.get(4..8)? {
+        [0, 0, 0, 1] => Some((datagram.get(8..12)?, 16)),
+        [0, 0, 0, 2] => Some((datagram.get(8..24)?, 28)),
+        _ => None,
+    }
+}
+
+/// Adds `by` to the big-endian u32 at `at` (wrapping), if there is one.
+fn bump(datagram: &mut [u8], at: usize, by: u32) {
+    if let Some(word) = datagram.get_mut(at..at + 4) {
+        let value = u32::from_be_bytes([word[0], word[1], word[2], word[3]]).wrapping_add(by);
+        word.copy_from_slice(&value.to_be_bytes());
+    }
+}
+
+/// Each datagram's sequence-number offset and the step of its agent per pass.
+fn steps(all: &[Vec<u8>]) -> Vec<(usize, u32)> {
+    let mut per_agent: HashMap<Vec<u8>, u32> = HashMap::new();
+    for d in all {
+        if let Some((agent, _)) = header_offsets(d) {
+            *per_agent.entry(agent.to_vec()).or_default() += 1;
+        }
+    }
+    all.iter()
+        .map(|d| match header_offsets(d) {
+            Some((agent, at)) => (at, per_agent.get(agent).copied().unwrap_or(0)),
+            None => (0, 0),
+        })
+        .collect()
+}
 
 fn datagrams(bytes: &[u8]) -> Result<Vec<&[u8]>, String> {
     let mut out = Vec::new();
@@ -38,7 +75,9 @@ fn run(args: &[String]) -> Result<(), String> {
         return Err("usage: fabcorr-sflow-send FILE HOST:PORT DATAGRAMS_PER_S SECONDS".into());
     };
     let bytes = std::fs::read(file).map_err(|e| format!("{file}: {e}"))?;
-    let all = datagrams(&bytes).map_err(|e| format!("{file}: {e}"))?;
+    let mut all: Vec<Vec<u8>> =
+        datagrams(&bytes).map_err(|e| format!("{file}: {e}"))?.into_iter().map(<[u8]>::to_vec).collect();
+    let steps = steps(&all);
     let rate: f64 = rate.parse().map_err(|_| format!("rate: not a number: {rate}"))?;
     let seconds: f64 = seconds.parse().map_err(|_| format!("seconds: not a number: {seconds}"))?;
     let socket = UdpSocket::bind("0.0.0.0:0").map_err(|e| e.to_string())?;
@@ -59,21 +98,30 @@ fn run(args: &[String]) -> Result<(), String> {
             std::thread::sleep(Duration::from_secs_f64((sent + failed - due) as f64 / rate / 2.0));
             continue;
         }
+        let count = BATCH.min(all.len() - next);
         let slices: Vec<[IoSlice<'_>; 1]> =
-            (0..BATCH).map(|i| [IoSlice::new(all[(next + i) % all.len()])]).collect();
-        match sendmmsg(fd, &mut headers, &slices, &addresses, [], MsgFlags::empty()) {
+            all[next..next + count].iter().map(|d| [IoSlice::new(d)]).collect();
+        let done = match sendmmsg(fd, &mut headers, &slices, &addresses, [], MsgFlags::empty()) {
             Ok(results) => {
                 let n = results.count();
                 sent += n as u64;
-                next = (next + n) % all.len();
+                n
             }
             Err(Errno::ECONNREFUSED) => {
                 failed += 1;
-                next = (next + 1) % all.len();
+                1
             }
-            Err(Errno::EAGAIN | Errno::ENOBUFS | Errno::EINTR) => {}
+            Err(Errno::EAGAIN | Errno::ENOBUFS | Errno::EINTR) => 0,
             Err(e) => return Err(format!("sendmmsg: {e}")),
+        };
+        drop(slices);
+        for (datagram, &(at, step)) in all[next..next + done].iter_mut().zip(&steps[next..next + done]) {
+            if step > 0 {
+                bump(datagram, at, step); // the sequence number, for the next pass
+                bump(datagram, at + 4, step); // and the uptime
+            }
         }
+        next = (next + done) % all.len();
     }
     println!("{{\"sent\": {sent}, \"failed\": {failed}, \"seconds\": {}}}", start.elapsed().as_secs_f64());
     Ok(())
