@@ -93,8 +93,11 @@ def test_two_worker_processes_share_the_port_and_account_for_every_datagram(floo
     merged = merge(intervals)
     assert totals.kernel_drops == dropped
     assert totals.datagrams + totals.kernel_drops == sent
-    # A kernel drop is a sequence gap too, unless it was among an agent's last datagrams.
-    assert 4 <= totals.lost_datagrams <= 4 + totals.kernel_drops
+    # A kernel drop is a sequence gap too, unless it was among an agent's last datagrams
+    # (or first: a worker kept from running while the flood began sees no gap at 100).
+    if totals.kernel_drops == 0:
+        assert totals.lost_datagrams == 4
+    assert totals.lost_datagrams <= 4 + totals.kernel_drops
     assert totals.agent_restarts == 0
     assert totals.samples == {"flow": 4 * totals.datagrams} and totals.rejects == {}
     by_agent: dict[bytes, list[int]] = {}
