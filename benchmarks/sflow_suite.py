@@ -17,13 +17,23 @@ over sfacctd's. ``wire_decode_accumulate`` is the Rust core (:mod:`correlator._w
 decoding and accumulating the in-memory datagrams and handing over the interval's table,
 ``python_decode_accumulate`` the same in pure Python; issue 14's target for the Rust core
 is 2.5 M samples per CPU second.
+
+Live over loopback, the same datagrams are sent by ``benchmarks/sender`` (Rust,
+``sendmmsg`` batches at a set rate, one core) to one receive worker (its Rust thread):
+``live_*`` at >= 1 M samples per second for ``FABCORR_BENCH_LIVE_S`` seconds (60; issue
+14: < 0.1 % lost, kernel drops counted), and ``boundary_*`` at 20,000 datagrams per
+second over 1 s intervals while Python holds the GIL for 0.5 s after every boundary, as
+attributing an interval does (issue 13: drops at the interval boundary).
 """
 
 from __future__ import annotations
 
+import json
+import os
 import random
 import resource
 import shutil
+import socket
 import subprocess
 import tempfile
 import time
@@ -35,12 +45,15 @@ from correlator import _wire
 from correlator.attribution.accumulate import Accumulator
 from correlator.replay import ReplayConfig, replay
 from correlator.sflow import native
-from correlator.sflow.decode import Decoder
+from correlator.sflow.accounting import Totals
+from correlator.sflow.admission import Admission
 from correlator.sflow.pcap import read_udp_payloads
+from correlator.sflow.receiver import ReceiverConfig, Worker, open_socket
 from simulator import roce, sflow_wire
 from simulator.generator import FabricSpec, generate_facts
 from simulator.ladder import synthetic_jobs
 from simulator.pcap import write_pcap
+from tests.sflow_oracle.decode import Decoder
 from topology.build import build_graph
 from topology.footprint import owners, plugs
 from topology.graph import FabricGraph
@@ -51,6 +64,10 @@ SAMPLES = 1_000_000
 SECONDS = 10  # one interval: at 1:400k a medium fabric sends 1M samples in 1.4 s
 RATE = 4000
 WIRE_TARGET = 2_500_000  # samples per CPU second, decode + accumulate (issue 14)
+LIVE_TARGET = 1_000_000  # samples per second over loopback, one receive worker (issue 14)
+LIVE_SECONDS = float(os.environ.get("FABCORR_BENCH_LIVE_S", "60"))
+BOUNDARY_RATE = 20_000  # datagrams per second (issue 13)
+_SENDER = Path(__file__).parent / "sender"
 _SPEC = FabricSpec(nodes=1280, leaves_per_rail=20, spines=64, uplinks_per_leaf=64)
 _TEMPLATES = 20_000  # distinct (port, source, destination) samples to draw from
 
@@ -73,6 +90,17 @@ def run(sizes: list[str], repeat: int) -> list[Result]:
         ours_pcap = median([_fabcorr(fabric, _from_pcap(pcap), samples)
                             for _ in range(repeat)])
         theirs = [_sfacctd(pcap, Path(folder), samples) for _ in range(repeat)]
+        sender = _build_sender()
+        if sender is not None:
+            sends = Path(folder) / "datagrams.bin"
+            sends.write_bytes(b"".join(len(d).to_bytes(4, "little") + d
+                                       for _, d, _ in datagrams))
+            agents = sorted({a for _, _, a in datagrams})
+            per_datagram = samples / len(datagrams)
+            live = [_live(sender, sends, agents, LIVE_TARGET * 1.05 / per_datagram,
+                          LIVE_SECONDS, 10.0, 0.0) for _ in range(repeat)]
+            boundary = [_live(sender, sends, agents, BOUNDARY_RATE, 10.0, 1.0, 0.5)
+                        for _ in range(repeat)]
     results = [
         Result(NAME, SIZE, "pod_ips", len(facts.pod_interfaces), "count"),
         Result(NAME, SIZE, "samples", samples, "count"),
@@ -87,6 +115,21 @@ def run(sizes: list[str], repeat: int) -> list[Result]:
         Result(NAME, SIZE, "pcap_decode_attribute_samples_per_s", samples / ours_pcap,
                "samples/s"),
     ]
+    if sender is not None:
+        for name, runs in (("live", live), ("boundary", boundary)):
+            results += [
+                Result(NAME, SIZE, f"{name}_received_samples_per_s",
+                       median([r["samples"] / r["seconds"] for r in runs]), "samples/s"),
+                Result(NAME, SIZE, f"{name}_lost_percent",
+                       median([100 * r["lost"] / r["sent"] for r in runs]), "%"),
+                Result(NAME, SIZE, f"{name}_kernel_drops",
+                       median([r["kernel_drops"] for r in runs]), "count"),
+                Result(NAME, SIZE, f"{name}_receiver_cpu_percent",
+                       median([100 * r["cpu"] / r["seconds"] for r in runs]), "%"),
+            ]
+        results.append(Result(NAME, SIZE, "live_vs_target_ratio",
+                              median([r["samples"] / r["seconds"] for r in live])
+                              / LIVE_TARGET, "ratio"))
     if all(t is not None for t in theirs):
         cpu = median([t for t in theirs if t is not None])
         results += [
@@ -94,6 +137,65 @@ def run(sizes: list[str], repeat: int) -> list[Result]:
             Result(NAME, SIZE, "fabcorr_vs_sfacctd_ratio", cpu / ours_pcap, "ratio"),
         ]
     return results
+
+
+def _build_sender() -> Path | None:
+    """The sender's binary, built if need be (None without cargo)."""
+    if shutil.which("cargo") is None:
+        return None
+    subprocess.run(["cargo", "build", "--quiet", "--release", "--manifest-path",
+                    str(_SENDER / "Cargo.toml")], check=True)
+    return _SENDER / "target" / "release" / "fabcorr-sflow-send"
+
+
+def _live(sender: Path, sends: Path, agents: list[str], rate: float, seconds: float,
+          interval_s: float, busy_s: float) -> dict[str, float]:
+    """``sends`` sent at ``rate`` datagrams per second for ``seconds`` to one receive
+    worker; after every interval boundary Python holds the GIL for ``busy_s``. What was
+    sent, received (datagrams, samples), dropped by the kernel, lost, and the receiving
+    process's CPU seconds beyond that busy work."""
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    sock = open_socket(ReceiverConfig(host="127.0.0.1", port=port, interval_s=interval_s))
+    worker = Worker(time.time(), interval_s,
+                    admission=Admission([(a,) for a in agents], relays=["127.0.0.0/8"]))
+    worker.watch(sock)
+    worker.receive(sock)
+    totals, busy = Totals(), 0.0
+    cpu = time.process_time()
+    started = time.time()
+    process = subprocess.Popen([str(sender), str(sends), f"127.0.0.1:{port}", str(rate),
+                                str(seconds)], stdout=subprocess.PIPE, text=True)
+    try:
+        while process.poll() is None:
+            time.sleep(max(0.0, min(0.1, worker.end - time.time())))
+            if time.time() < worker.end:
+                continue
+            for _, part in worker.close(time.time()):
+                totals.add(part)
+            began = time.process_time()
+            while time.process_time() - began < busy_s:  # the GIL held, as attributing does
+                sum(range(1000))
+            busy += time.process_time() - began
+        out, _ = process.communicate()
+        time.sleep(0.2)
+        now = time.time()
+        for _, part in [*worker.close(now), worker.take(now)]:
+            totals.add(part)
+    finally:
+        worker.stop()
+        sock.close()
+        if process.poll() is None:
+            process.kill()
+    elapsed = time.time() - started
+    sent = json.loads(out)["sent"]
+    if totals.rejects:
+        raise RuntimeError(f"live: rejects {dict(totals.rejects)}")
+    return {"sent": sent, "received": totals.datagrams, "samples": totals.samples["flow"],
+            "kernel_drops": totals.kernel_drops, "lost": sent - totals.datagrams,
+            "seconds": json.loads(out)["seconds"],
+            "cpu": time.process_time() - cpu - busy, "elapsed": elapsed}
 
 
 def _fabcorr(fabric: FabricGraph, datagrams: object, samples: int) -> float:

@@ -21,11 +21,16 @@ DIRECTIONS: list[str]
 """``["in", "out"]``."""
 REJECTS: list[str]
 """Every reject reason: the decoder's six, then ``internal-error``."""
+REFUSALS: list[str]
+"""Why a :class:`Collector` with an admission refuses a datagram: ``unknown-agent``,
+``spoofed-source`` (counted among the rejects)."""
+FORMATS_KEPT: int
+"""Unknown formats counted by name at most (the least recently met go, counted)."""
 
 Counts = dict[str, object]
 """``{"datagrams": int, "samples": {"flow"|"counters"|"discard": int},
-"rejects": {reason: int}, "skipped": {"sample/E:N"|"record/E:N"|"other": int}}``; only
-non-zero entries. ``skipped`` holds at most 256 formats, the rest under ``other``."""
+"rejects": {reason: int}, "skipped": {"sample/E:N"|"record/E:N": int}}``; only non-zero
+entries. ``skipped`` holds the ``FORMATS_KEPT`` most recently met formats."""
 
 PacketTuple = tuple[str, int, int, bytes, bytes, int, int, int, int, int, int, int, int, bool]
 """The fields of :class:`correlator.sflow.records.Packet`, in order."""
@@ -75,3 +80,80 @@ class Accumulator:
 
     def take_counts(self) -> Counts:
         """What was decoded, rejected and skipped since the last call."""
+
+
+TotalsDict = dict[str, object]
+"""What a :class:`Collector` counted over an interval: ``datagrams``, ``bytes``,
+``samples`` and ``rejects`` (as in ``Counts``, refusals among the rejects),
+``lost_datagrams``, ``agent_restarts``, ``agent_drops``, ``kernel_drops``,
+``interleaved``, ``evictions`` (``{"sequences"|"sources"|"formats": int}``, non-zero
+only) and ``named``: the (agent, sub-agent) pairs found interleaving in it, each named
+once ever."""
+
+
+class Collector:
+    """The receive path of one worker: admission (``admit``), decoding, loss accounting
+    per (agent, sub-agent) as :mod:`correlator.sflow.accounting` describes it (at most
+    ``max_agents`` pairs and ``max_sources`` data sources, least recent evicted and
+    counted) and sums per interval of ``interval_s`` from ``start`` (tables bounded as
+    :class:`Accumulator`'s, what does not fit counted in the interval's overflow).
+
+    A datagram belongs to the interval it arrived in: one of the next interval closes the
+    current one. Datagrams come from :meth:`handle`, or, after :meth:`receive`, from a
+    socket read in a thread of the collector's own that never takes the GIL; meanwhile
+    every other method asks that thread (``handle`` raises RuntimeError).
+    """
+
+    def __init__(self, start: float, interval_s: float, max_agents: int = ...,
+                 max_sources: int = ..., max_flows: int = ..., max_counters: int = ...,
+                 max_discards: int = ...) -> None: ...
+
+    @property
+    def end(self) -> float:
+        """The end of the interval in progress."""
+
+    @property
+    def receiving(self) -> bool:
+        """Whether a thread is reading a socket into the collector."""
+
+    def admit(self, agents: list[tuple[bytes, list[bytes]]] | None,
+              relays: list[tuple[bytes, int]] = ...) -> None:
+        """Believe only ``agents`` (packed agent address, packed addresses it may send
+        from), or any address in a relay (packed network address, prefix length); None:
+        every agent. ValueError for an address that is not 4 or 16 bytes."""
+
+    def watch(self, inode: int) -> None:
+        """Count, per interval, what the kernel dropped on the UDP socket with ``inode``
+        (``/proc/net/udp``, ``udp6``) from now."""
+
+    def handle(self, data: bytes, at: float, source: str = "") -> bool:
+        """One datagram that arrived at ``at`` from UDP ``source`` (an IP address; ``""``:
+        none); whether it was accepted."""
+
+    def handle_many(self, datagrams: Iterable[tuple[float, bytes, str]]) -> int:
+        """:meth:`handle` each ``(at, data, source)``; how many were accepted."""
+
+    def cut(self, at: float) -> None:
+        """Start a new segment at ``at`` (an address changed owner)."""
+
+    def close(self, now: float) -> list[tuple[IntervalTuple, TotalsDict]]:
+        """Every interval ended by ``now`` and not taken yet, oldest first; when receiving,
+        once the datagrams queued before ``now`` are read."""
+
+    def take(self, end: float) -> tuple[IntervalTuple, TotalsDict]:
+        """The interval in progress cut at ``end``, and its totals; both start over (when
+        receiving, once the datagrams queued before ``end`` are read)."""
+
+    def peek(self) -> dict[str, object]:
+        """``datagrams``, ``samples`` and ``rejects`` since the last take, without taking
+        them, and ``tables``: entries of the bounded tables (``sequences``, ``sources``,
+        ``formats``)."""
+
+    def receive(self, fd: int, batch: int = ...) -> None:
+        """Read the UDP socket ``fd`` in a thread of the collector's own, up to ``batch``
+        datagrams per ``recvmmsg``. The socket must be blocking with a receive timeout
+        (``SO_RCVTIMEO``: how long a request may wait while nothing arrives), have
+        ``SO_TIMESTAMPNS`` on, and stay open until :meth:`stop` returns."""
+
+    def stop(self) -> None:
+        """End the receiving thread (what it counted stays); nothing when not receiving."""

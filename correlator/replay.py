@@ -91,7 +91,7 @@ def replay(fabric: FabricGraph, datagrams: Iterable[tuple[float, bytes]],
         if at >= worker.end:
             publish(worker.close(at))
         while changes and changes[0] <= at:
-            worker.accumulator.cut(changes.pop(0))
+            worker.cut(changes.pop(0))
         worker.handle(payload, at)
     if worker is not None:
         publish(worker.close(worker.end))

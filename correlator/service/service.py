@@ -259,7 +259,7 @@ class Service:
         async with self._publishing:
             now = time.time()
             if self._worker is not None:
-                self._worker.accumulator.cut(now)
+                self._worker.cut(now)
                 self._worker.admit(self._admission(fabric))
             elif self._pool is not None:
                 self._pool.cut(now)
@@ -331,9 +331,9 @@ class Service:
                 return
 
     def _closed(self, now: float) -> list[tuple[Interval, Totals]]:
-        """The intervals ended by ``now``, once every datagram queued has been read."""
-        assert self._worker is not None and self._receiver is not None
-        self._receiver.drain()
+        """The intervals ended by ``now``, once every datagram queued has been read (the
+        worker's receiving thread reads them first)."""
+        assert self._worker is not None
         return self._worker.close(now)
 
     async def _close_interval(self) -> None:

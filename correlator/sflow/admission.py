@@ -83,6 +83,22 @@ class Admission:
     def __len__(self) -> int:
         return len(self._agents)
 
+    def rules(self) -> tuple[list[tuple[bytes, list[bytes]]], list[tuple[bytes, int]]]:
+        """The same rules for the Rust receive path (:meth:`correlator._wire.Collector.admit`):
+        each agent (packed) with the addresses (packed) it may send from, and the relays
+        as (network address, prefix length).
+
+        >>> agents, relays = Admission([("10.0.0.11", "192.0.2.11")],
+        ...                            relays=["198.51.100.0/24"]).rules()
+        >>> [(a.hex(), [s.hex() for s in sources]) for a, sources in agents]
+        [('0a00000b', ['0a00000b', 'c000020b'])]
+        >>> [(network.hex(), prefix) for network, prefix in relays]
+        [('c6336400', 24)]
+        """
+        agents = [(agent, sorted(ipaddress.ip_address(a).packed for a in allowed))
+                  for agent, allowed in self._agents.items()]
+        return agents, [(r.network_address.packed, r.prefixlen) for r in self.relays]
+
     def check(self, agent: bytes, source: str) -> str | None:
         """Why a datagram of ``agent`` (packed) from UDP ``source`` is rejected, or None."""
         allowed = self._agents.get(agent)

@@ -1,6 +1,6 @@
 """The Rust wire path (:mod:`correlator._wire`) in the shapes the rest of fabcorr reads:
 records of :mod:`~correlator.sflow.records`, intervals of
-:mod:`~correlator.attribution.accumulate`, counts of :class:`~correlator.sflow.decode.Decoder`.
+:mod:`~correlator.attribution.accumulate`.
 
 Per-sample objects are only made by :func:`decode` (tests, tools); an interval's flow
 table arrives as packed rows and becomes one dict entry per key, not per sample.
@@ -9,7 +9,6 @@ table arrives as packed rows and becomes one dict entry per key, not per sample.
 from __future__ import annotations
 
 import struct
-from collections import Counter
 
 from correlator import _wire
 from correlator.attribution.accumulate import CounterArrival, Interval, Segment
@@ -23,7 +22,7 @@ from correlator.sflow.records import (
     Sample,
 )
 
-__all__ = ["NativeDecoder", "decode", "interval", "to_datagram"]
+__all__ = ["decode", "interval", "to_datagram"]
 
 _ROW = struct.Struct(_wire.ROW_FORMAT)
 _TRAFFIC = tuple(_wire.TRAFFIC)
@@ -58,26 +57,6 @@ def decode(data: bytes) -> tuple[Datagram | None, _wire.Counts]:
     """One datagram through the Rust decoder, and what it counted."""
     raw, counts = _wire.decode(data)
     return (None if raw is None else to_datagram(raw)), counts
-
-
-class NativeDecoder:
-    """:class:`~correlator.sflow.decode.Decoder`'s interface over the Rust decoder."""
-
-    __slots__ = ("datagrams", "rejects", "samples", "skipped")
-
-    def __init__(self) -> None:
-        self.datagrams = 0
-        self.samples: Counter[str] = Counter()
-        self.rejects: Counter[str] = Counter()
-        self.skipped: Counter[str] = Counter()
-
-    def decode(self, data: bytes) -> Datagram | None:
-        datagram, counts = decode(data)
-        self.datagrams += counts["datagrams"]  # type: ignore[operator]
-        self.samples.update(counts["samples"])  # type: ignore[arg-type]
-        self.rejects.update(counts["rejects"])  # type: ignore[arg-type]
-        self.skipped.update(counts["skipped"])  # type: ignore[arg-type]
-        return datagram
 
 
 def interval(raw: _wire.IntervalTuple) -> tuple[Interval, dict[str, int]]:

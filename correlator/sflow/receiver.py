@@ -1,19 +1,22 @@
-"""Receiving sFlow: UDP sockets, a decode-and-accumulate loop, several worker processes.
+"""Receiving sFlow: UDP sockets, the Rust receive path, several worker processes.
 
-One :class:`Worker` decodes datagrams into an :class:`~correlator.attribution.accumulate.
-Accumulator` and counts everything (:mod:`~correlator.sflow.accounting`), with what the
-kernel dropped on its socket (:func:`kernel_drops`). A datagram
-belongs to the wall-clock interval it *arrived* in, by the kernel's receive timestamp
-(``SO_TIMESTAMPNS``), not to the one in progress when the process gets round to reading
-it: a busy collector reads late, and what queued before a boundary still counts before
-it. With an :class:`~correlator.sflow.admission.Admission` only known agents, from their
-own addresses or a declared relay, are believed. The worker closes an interval when a
-datagram of the next one arrives, or when asked to (:meth:`Worker.close`). In the asyncio
-service a :class:`Receiver` reads every queued datagram whenever the socket is readable
-(:func:`serve`); to use more cores,
-:class:`ReceiverPool` starts processes that each bind the same port with ``SO_REUSEPORT``
-(the kernel spreads agents over them) and hand over each interval to the parent, which
-merges them.
+One :class:`Worker` admits, decodes, accounts and accumulates datagrams with the Rust core
+(:class:`correlator._wire.Collector`): only known agents, from their own addresses or a
+declared relay (:class:`~correlator.sflow.admission.Admission`); loss per (agent,
+sub-agent) as :mod:`~correlator.sflow.accounting` describes it; sums per interval as
+:mod:`~correlator.attribution.accumulate` keys them; what the kernel dropped on its
+socket (:func:`kernel_drops`). A datagram belongs to the wall-clock interval it *arrived*
+in, by the kernel's receive timestamp (``SO_TIMESTAMPNS``), not to the one in progress
+when the process gets round to reading it. The worker closes an interval when a datagram
+of the next one arrives, or when asked to (:meth:`Worker.close`).
+
+Fed a socket (:meth:`Worker.receive`), the worker reads it in a thread of its own that
+never takes the GIL (``recvmmsg`` batches): receiving goes on while Python attributes an
+interval. Python takes closed intervals, as compact tables, never one object per sample;
+every close first reads what is queued. In the asyncio service a :class:`Receiver` holds
+the socket and its worker (:func:`serve`); to use more cores, :class:`ReceiverPool` starts
+processes that each bind the same port with ``SO_REUSEPORT`` (the kernel spreads agents
+over them) and hand over each interval to the parent, which merges them.
 
 A stop loses nothing: the socket first refuses new datagrams (:func:`refuse`: senders get
 "port unreachable", as from a closed port), then every datagram already queued is read
@@ -22,8 +25,8 @@ and counted in the last interval.
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
+import logging
 import math
 import multiprocessing
 import os
@@ -32,17 +35,21 @@ import socket
 import struct
 import threading
 import time
+from collections import Counter
 from dataclasses import dataclass
+from typing import Any
 
-from correlator.attribution.accumulate import Accumulator, Interval, merge
-from correlator.sflow.accounting import MAX_AGENTS, MAX_SOURCES, LossTracker, Totals
+from correlator import _wire
+from correlator.attribution.accumulate import Interval, merge
+from correlator.sflow import native
+from correlator.sflow.accounting import MAX_AGENTS, MAX_SOURCES, Totals, name_interleaved
 from correlator.sflow.admission import Admission, parse_relays
-from correlator.sflow.decode import Decoder
 from inventory.errors import ConfigError
 
-MAX_DATAGRAM = 65535
 _CHECK_S = 0.1  # how often a worker process reads its control queue
-_STAMP = struct.Struct("@qq")  # struct timespec: seconds, nanoseconds
+_WAIT = struct.pack("@ll", 0, 20_000)  # struct timeval: the receive thread's longest wait
+_log = logging.getLogger(__name__)
+SO_RCVBUFFORCE = getattr(socket, "SO_RCVBUFFORCE", 33)  # Linux asm-generic
 SO_TIMESTAMPNS = getattr(socket, "SO_TIMESTAMPNS", 35)  # Linux asm-generic; Python lacks it
 """Receive timestamps in nanoseconds; its control messages carry the same number."""
 
@@ -84,8 +91,9 @@ class ReceiverConfig:
 
 
 def open_socket(config: ReceiverConfig, reuse_port: bool = False) -> socket.socket:
-    """A bound UDP socket with the configured receive buffer (the kernel may cap it at
-    ``net.core.rmem_max``; :func:`receive_buffer` tells what was granted)."""
+    """A bound UDP socket with the configured receive buffer (unless the process may
+    exceed ``net.core.rmem_max``, the kernel caps it there; :func:`receive_buffer` tells
+    what was granted)."""
     family = socket.AF_INET6 if ":" in config.host else socket.AF_INET
     sock = socket.socket(family, socket.SOCK_DGRAM)
     try:
@@ -94,7 +102,10 @@ def open_socket(config: ReceiverConfig, reuse_port: bool = False) -> socket.sock
             sock.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 0)
         if reuse_port:
             sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
-        sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, config.rcvbuf_bytes)
+        try:  # past net.core.rmem_max when allowed (CAP_NET_ADMIN), as configured
+            sock.setsockopt(socket.SOL_SOCKET, SO_RCVBUFFORCE, config.rcvbuf_bytes)
+        except PermissionError:
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, config.rcvbuf_bytes)
         sock.bind((config.host, config.port))
     except OSError:
         sock.close()
@@ -143,125 +154,117 @@ def interval_end(at: float, interval_s: float) -> float:
     return (math.floor(at / interval_s) + 1) * interval_s
 
 
-def arrival(ancillary: list[tuple[int, int, bytes]], default: float) -> float:
-    """The kernel's receive time of a datagram from ``recvmsg``'s ancillary data
-    (``default`` when the kernel gave none).
-
-    >>> arrival([(socket.SOL_SOCKET, SO_TIMESTAMPNS, _STAMP.pack(1700000000, 500000000))],
-    ...         0.0)
-    1700000000.5
-    """
-    for level, kind, data in ancillary:
-        if level == socket.SOL_SOCKET and kind == SO_TIMESTAMPNS:
-            seconds, nanoseconds = _STAMP.unpack_from(data)
-            return seconds + nanoseconds / 1e9
-    return default
-
-
-_ANCILLARY = socket.CMSG_SPACE(_STAMP.size)
-
-
 class Worker:
-    """Decodes datagrams into the interval they arrived in, counting everything; the
-    intervals it closed wait in :attr:`closed` until taken (:meth:`close`)."""
+    """Admits, decodes, accounts and accumulates datagrams into the interval they arrived
+    in; the intervals it closed wait in :attr:`closed` until taken (:meth:`close`).
 
-    __slots__ = ("_dropped", "_socket", "accumulator", "closed", "decoder", "end", "interval_s",
-                 "loss")
+    Datagrams come from :meth:`handle` (a capture, a test) or, after :meth:`receive`, from
+    a socket read in the worker's own thread until :meth:`stop`.
+    """
+
+    __slots__ = ("_closed", "_core", "interval_s")
 
     def __init__(self, start: float, interval_s: float, *, admission: Admission | None = None,
                  max_agents: int = MAX_AGENTS, max_sources: int = MAX_SOURCES) -> None:
-        self.decoder = Decoder(admission)
-        self.accumulator = Accumulator(start)
-        self.loss = LossTracker(max_agents, max_sources)
+        self._core = _wire.Collector(start, interval_s, max_agents, max_sources)
         self.interval_s = interval_s
-        self.end = interval_end(start, interval_s)
-        self.closed: list[tuple[Interval, Totals]] = []
-        self._socket: socket.socket | None = None
-        self._dropped = 0
+        self._closed: list[tuple[Interval, Totals]] = []
+        self.admit(admission)
+
+    @property
+    def end(self) -> float:
+        """The end of the interval in progress."""
+        return self._core.end
+
+    @property
+    def closed(self) -> list[tuple[Interval, Totals]]:
+        """The intervals closed and not taken yet, oldest first."""
+        self._closed += map(_closed, self._core.close(-math.inf))
+        return self._closed
 
     def watch(self, sock: socket.socket) -> None:
         """Count, in each interval, the datagrams the kernel dropped on ``sock`` from now."""
-        self._socket, self._dropped = sock, kernel_drops(sock)
+        self._core.watch(os.fstat(sock.fileno()).st_ino)
 
     def admit(self, admission: Admission | None) -> None:
         """Believe the agents ``admission`` admits from now (None: every agent)."""
-        self.decoder.admission = admission
+        if admission is None:
+            self._core.admit(None)
+        else:
+            self._core.admit(*admission.rules())
 
     def handle(self, data: bytes, at: float, source: str = "") -> None:
         """One datagram that arrived at ``at`` (arrival order: ``at`` never goes back) from
         UDP ``source``."""
-        if at >= self.end:
-            self._close_until(at)
-        datagram = self.decoder.decode(data, source)
-        if datagram is not None:
-            self.loss.observe(datagram, len(data))
-            self.accumulator.add(datagram, at)
+        self._core.handle(data, at, source)
+
+    def cut(self, at: float) -> None:
+        """Start a new segment at ``at``: an address changed owner."""
+        self._core.cut(at)
 
     def close(self, now: float) -> list[tuple[Interval, Totals]]:
-        """Every interval that ended by ``now`` and was not taken yet, oldest first."""
-        self._close_until(now)
-        closed, self.closed = self.closed, []
+        """Every interval that ended by ``now`` and was not taken yet, oldest first (when
+        receiving: once every datagram queued before ``now`` has been read)."""
+        closed, self._closed = [*self._closed, *map(_closed, self._core.close(now))], []
         return closed
 
     def take(self, end: float) -> tuple[Interval, Totals]:
         """The interval in progress, cut at ``end`` (at shutdown), and what was counted
         in it; both start over."""
-        totals, decoder = self.loss.take(), self.decoder
-        totals.samples.update(decoder.samples)
-        totals.rejects.update(decoder.rejects)
-        decoder.samples.clear()
-        decoder.rejects.clear()
-        evicted = decoder.skipped.take_evictions()
-        if evicted:
-            totals.evictions["formats"] += evicted
-        if self._socket is not None and self._socket.fileno() >= 0:
-            dropped, self._dropped = self._dropped, kernel_drops(self._socket)
-            totals.kernel_drops = self._dropped - dropped
-        return self.accumulator.take(end), totals
+        return _closed(self._core.take(end))
 
-    def _close_until(self, at: float) -> None:
-        while at >= self.end:
-            self.closed.append(self.take(self.end))
-            self.end = interval_end(self.end, self.interval_s)
+    def peek(self) -> tuple[Totals, dict[str, int]]:
+        """What was counted since the last take (datagrams, samples, rejects) without
+        taking it, and the entries of the bounded tables (sequences, sources, formats)."""
+        seen = self._core.peek()
+        return (Totals(datagrams=seen["datagrams"], samples=Counter(seen["samples"]),
+                       rejects=Counter(seen["rejects"])), seen["tables"])
+
+    def receive(self, sock: socket.socket) -> None:
+        """Read ``sock`` from now on, in a thread of the worker's own, until :meth:`stop`;
+        the socket must stay open until then."""
+        sock.setblocking(True)
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVTIMEO, _WAIT)
+        self._core.receive(sock.fileno())
+
+    def stop(self) -> None:
+        """Stop reading the socket (what was received stays, to be taken)."""
+        self._core.stop()
+
+
+def _closed(raw: tuple[_wire.IntervalTuple, dict[str, Any]]) -> tuple[Interval, Totals]:
+    """An interval and its totals from the Rust collector."""
+    raw_interval, counts = raw
+    interval, overflow = native.interval(raw_interval)
+    evictions = Counter(counts["evictions"])
+    evictions.update({table: n for table, n in overflow.items() if n})
+    for agent, sub_agent in counts["named"]:
+        name_interleaved(agent, sub_agent)
+    return interval, Totals(
+        counts["datagrams"], counts["bytes"], Counter(counts["samples"]),
+        Counter(counts["rejects"]), counts["lost_datagrams"], counts["agent_restarts"],
+        counts["agent_drops"], counts["kernel_drops"], counts["interleaved"], evictions)
 
 
 class Receiver:
-    """Reads a socket on the running loop: every queued datagram, with its arrival time,
-    whenever it is readable; :meth:`drain` reads what is queued now."""
+    """A socket and the worker that reads it in its own thread (:meth:`Worker.receive`)."""
 
     def __init__(self, sock: socket.socket, worker: Worker) -> None:
         self.socket, self.worker = sock, worker
-        sock.setblocking(False)
-        self._loop = asyncio.get_running_loop()
-        self._loop.add_reader(sock.fileno(), self.drain)
-
-    def drain(self) -> None:
-        _drain(self.socket, self.worker)
+        worker.receive(sock)
 
     def refuse(self) -> None:
-        """Take no more datagrams (:func:`refuse`); :meth:`drain` still reads the queued."""
-        self._loop.remove_reader(self.socket.fileno())
+        """Take no more datagrams (:func:`refuse`); those queued are still read."""
         refuse(self.socket)
 
     def close(self) -> None:
         if self.socket.fileno() >= 0:
-            self._loop.remove_reader(self.socket.fileno())
+            self.worker.stop()  # before the socket goes: the thread reads its descriptor
             self.socket.close()
 
 
-def _drain(sock: socket.socket, worker: Worker) -> None:
-    """Hand ``worker`` every datagram queued on the non-blocking ``sock``."""
-    receive, handle = sock.recvmsg, worker.handle
-    while True:
-        try:
-            data, ancillary, _, source = receive(MAX_DATAGRAM, _ANCILLARY)
-        except (BlockingIOError, InterruptedError):
-            return
-        handle(data, arrival(ancillary, time.time()), source[0])
-
-
 async def serve(config: ReceiverConfig, worker: Worker) -> Receiver:
-    """Feed ``worker`` from a socket on the running loop; close the receiver to stop."""
+    """Feed ``worker`` from a socket in its own thread; close the receiver to stop."""
     sock = open_socket(config.validate())
     worker.watch(sock)
     return Receiver(sock, worker)
@@ -394,52 +397,44 @@ class ReceiverPool:
 def _work(config: ReceiverConfig, admission: Admission | None,
           results: multiprocessing.Queue, control: multiprocessing.Queue,
           ready: multiprocessing.Queue) -> None:
-    """A worker process: receive, decode, accumulate; hand over each interval."""
+    """A worker process: receive, decode, accumulate (in the worker's thread); hand over
+    each interval."""
     try:
         sock = open_socket(config, reuse_port=True)
     except OSError as exc:
         ready.put(f"sFlow worker cannot bind {config.host}:{config.port}: {exc}")
         return
-    sock.settimeout(_CHECK_S)
-    now = time.time()
-    worker = Worker(now, config.interval_s, admission=admission,
+    worker = Worker(time.time(), config.interval_s, admission=admission,
                     max_agents=config.max_agents, max_sources=config.max_sources)
     worker.watch(sock)
+    worker.receive(sock)
     ready.put("")
-    receive, handle, check = sock.recvmsg, worker.handle, now + _CHECK_S
-    while True:
-        try:
-            data, ancillary, _, source = receive(MAX_DATAGRAM, _ANCILLARY)
-        except TimeoutError:
-            data, ancillary = b"", []
-        now = time.time()
-        if data:  # more may be queued that arrived before a boundary: close by this one
-            now = arrival(ancillary, now)
-            handle(data, now, source[0])
-        for interval, totals in worker.close(now):
+
+    def hand_over(closed: list[tuple[Interval, Totals]]) -> None:
+        for interval, totals in closed:
             results.put((interval.end, interval, totals))
-        if now >= check:
-            check = now + _CHECK_S
-            with contextlib.suppress(queue.Empty):
-                while True:
-                    command, argument = control.get_nowait()
-                    if command == "exit":
-                        sock.close()
-                        return
-                    if command == "refuse":
-                        refuse(sock)
-                        sock.setblocking(False)
-                        _drain(sock, worker)
-                        sock.settimeout(_CHECK_S)
-                        ready.put(time.time())
-                    elif command == "stop":
-                        for interval, totals in [*worker.close(argument),
-                                                 worker.take(argument)]:
-                            results.put((interval.end, interval, totals))
-                        results.put((None, None, None))
-                        sock.close()
-                        return
-                    elif command == "admit":
-                        worker.admit(argument)
-                    else:
-                        worker.accumulator.cut(argument)
+
+    try:
+        while True:
+            try:
+                command, argument = control.get(timeout=_CHECK_S)
+            except queue.Empty:
+                hand_over(worker.close(time.time()))
+                continue
+            if command == "exit":
+                return
+            if command == "refuse":
+                refuse(sock)
+                hand_over(worker.close(time.time()))  # reads every datagram queued
+                ready.put(time.time())
+            elif command == "stop":
+                hand_over([*worker.close(argument), worker.take(argument)])
+                results.put((None, None, None))
+                return
+            elif command == "admit":
+                worker.admit(argument)
+            else:
+                worker.cut(argument)
+    finally:
+        worker.stop()
+        sock.close()

@@ -6,11 +6,11 @@
 //! Unknown sample and record formats are skipped by their length and counted. Only
 //! samples of enterprise 0 are read.
 
-use std::collections::BTreeMap;
-
+use crate::admission::Refusal;
 use crate::counters_sample::{self, CounterSample};
 use crate::discard_sample::{self, DiscardSample};
 use crate::flow_sample::{self, FlowSample};
+use crate::lru::Lru;
 use crate::packet::Addr;
 use crate::reject::Reject;
 use crate::xdr::{words, Items};
@@ -30,7 +30,7 @@ const HEADER_V4: usize = 28;
 const HEADER_V6: usize = 40;
 /// More samples or records than this in one datagram is nonsense: read no further.
 pub const MAX_ITEMS: u32 = 1 << 12;
-/// Distinct unknown formats counted by name; the rest count under `other`.
+/// Distinct unknown formats counted by name (the least recently met go, counted).
 pub const MAX_SKIPPED_FORMATS: usize = 256;
 
 /// One sample of a datagram.
@@ -52,24 +52,38 @@ pub struct Datagram {
 }
 
 /// Whether an unknown format was a sample's or a record's.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Level {
     Sample,
     Record,
 }
 
-/// What a decoder counted: decoded datagrams, accepted samples, rejects, skipped formats.
-#[derive(Clone, Debug, Default, PartialEq)]
+/// What a decoder counted: decoded datagrams, accepted samples, rejects, datagrams
+/// refused by admission, skipped formats.
+#[derive(Clone, Debug, PartialEq)]
 pub struct Counts {
     pub datagrams: u64,
     pub flow: u64,
     pub counters: u64,
     pub discard: u64,
     pub rejects: [u64; Reject::ALL.len()],
-    /// (level, format) -> times skipped, at most [`MAX_SKIPPED_FORMATS`] keys.
-    pub skipped: BTreeMap<(Level, u32), u64>,
-    /// Skipped formats past the bound of `skipped`.
-    pub skipped_other: u64,
+    pub refused: [u64; Refusal::ALL.len()],
+    /// (level, format) -> times skipped, the [`MAX_SKIPPED_FORMATS`] most recently met.
+    pub skipped: Lru<(Level, u32), u64>,
+}
+
+impl Default for Counts {
+    fn default() -> Self {
+        Counts {
+            datagrams: 0,
+            flow: 0,
+            counters: 0,
+            discard: 0,
+            rejects: [0; Reject::ALL.len()],
+            refused: [0; Refusal::ALL.len()],
+            skipped: Lru::new(MAX_SKIPPED_FORMATS),
+        }
+    }
 }
 
 impl Counts {
@@ -78,45 +92,84 @@ impl Counts {
     }
 
     pub fn skip(&mut self, level: Level, format: u32) {
-        let full = self.skipped.len() >= MAX_SKIPPED_FORMATS;
-        match self.skipped.get_mut(&(level, format)) {
-            Some(n) => *n += 1,
-            None if full => self.skipped_other += 1,
-            None => {
-                self.skipped.insert((level, format), 1);
-            }
-        }
+        let n = self.skipped.pop(&(level, format)).unwrap_or(0);
+        self.skipped.put((level, format), n + 1);
+    }
+
+    /// The counts of datagrams and samples since the last call (skipped formats stay).
+    pub fn take_numbers(&mut self) -> Counts {
+        let skipped = std::mem::replace(&mut self.skipped, Lru::new(MAX_SKIPPED_FORMATS));
+        let numbers = std::mem::take(self);
+        self.skipped = skipped;
+        numbers
     }
 }
 
 /// Decodes `data` into `out` (cleared first), counting in `counts`; `Err` when the
 /// datagram is rejected whole (counted too).
 pub fn decode(data: &[u8], out: &mut Datagram, counts: &mut Counts) -> Result<(), Reject> {
+    decode_admitted(data, out, counts, |_| None).map_err(|refused| match refused {
+        Refused::Reject(reason) => reason,
+        Refused::Admission(_) => Reject::InternalError, // |_| None refuses nothing
+    })
+}
+
+/// Why a datagram was refused whole: its bytes, or its agent.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Refused {
+    Reject(Reject),
+    Admission(Refusal),
+}
+
+impl From<Reject> for Refused {
+    fn from(reason: Reject) -> Self {
+        Refused::Reject(reason)
+    }
+}
+
+/// As [`decode`], with `admit` asked about the agent once the header is read, before any
+/// sample is: a datagram it refuses is counted under that refusal and not read further.
+pub fn decode_admitted(
+    data: &[u8],
+    out: &mut Datagram,
+    counts: &mut Counts,
+    admit: impl FnOnce(&Addr) -> Option<Refusal>,
+) -> Result<(), Refused> {
     out.samples.clear();
-    let result = decode_into(data, out, counts);
-    if let Err(reason) = result {
-        counts.reject(reason);
+    let result = decode_into(data, out, counts, admit);
+    match result {
+        Err(Refused::Reject(reason)) => counts.reject(reason),
+        Err(Refused::Admission(refusal)) => counts.refused[refusal.index()] += 1,
+        Ok(()) => {}
     }
     result
 }
 
-fn decode_into(data: &[u8], out: &mut Datagram, counts: &mut Counts) -> Result<(), Reject> {
+fn decode_into(
+    data: &[u8],
+    out: &mut Datagram,
+    counts: &mut Counts,
+    admit: impl FnOnce(&Addr) -> Option<Refusal>,
+) -> Result<(), Refused> {
     if data.len() < HEADER_V4 {
-        return Err(Reject::ShortDatagram);
+        return Err(Reject::ShortDatagram.into());
     }
     let [version, agent_type] = words::<2>(data, 0).ok_or(Reject::ShortDatagram)?;
     if version != VERSION_5 {
-        return Err(Reject::BadVersion);
+        return Err(Reject::BadVersion.into());
     }
     let (agent_length, header) = match agent_type {
         ADDRESS_IP_V4 => (4, HEADER_V4),
         ADDRESS_IP_V6 => (16, HEADER_V6),
-        _ => return Err(Reject::BadAgentType),
+        _ => return Err(Reject::BadAgentType.into()),
     };
     let agent = data.get(8..8 + agent_length).ok_or(Reject::ShortDatagram)?;
     let [sub_agent, seq, uptime_ms, count] =
         words::<4>(data, 8 + agent_length).ok_or(Reject::ShortDatagram)?;
     out.agent = Addr::from_slice(agent);
+    if let Some(refusal) = admit(&out.agent) {
+        return Err(Refused::Admission(refusal));
+    }
     (out.sub_agent, out.seq, out.uptime_ms) = (sub_agent, seq, uptime_ms);
     counts.datagrams += 1;
     for item in Items::new(data, header, count.min(MAX_ITEMS)) {

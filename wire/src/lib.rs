@@ -7,14 +7,24 @@
 //! Every read is from a slice cut to the length its structure declares ([`xdr`]); a
 //! failure is one [`reject::Reject`], named as the Python decoder counts it.
 //! [`accumulate`] sums flow samples per key as `correlator/attribution/accumulate.py`.
+//!
+//! The receive path around them: [`admission`] (known agents from their own addresses
+//! or a relay), [`loss`] (sequence and drop accounting), bounded tables ([`lru`]), the
+//! [`collector`] that does all of it per interval, and [`receive`], a thread reading
+//! `recvmmsg` batches into a collector without ever waiting for Python.
 #![forbid(unsafe_code)]
 
 pub mod accumulate;
+pub mod admission;
+pub mod collector;
 pub mod counters_sample;
 pub mod datagram;
 pub mod discard_sample;
 pub mod flow_sample;
+pub mod loss;
+pub mod lru;
 pub mod packet;
+pub mod receive;
 pub mod reject;
 pub mod xdr;
 

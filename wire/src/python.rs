@@ -5,13 +5,20 @@
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyList, PyTuple};
 use pyo3::IntoPyObjectExt;
+use std::sync::mpsc;
+
+use std::net::IpAddr;
 
 use crate::accumulate::{self, guarded, Interval, Limits};
+use crate::admission::{Admission, Refusal, Relay};
+use crate::collector::{Closed, Collector, Totals};
 use crate::counters_sample::CounterSample;
 use crate::datagram::{self, Counts, Datagram, Level, Sample};
 use crate::discard_sample::DiscardSample;
 use crate::flow_sample::FlowSample;
+use crate::loss::Loss;
 use crate::packet::{Addr, Packet, Traffic};
+use crate::receive::{Receiving, Request};
 use crate::reject::Reject;
 
 /// One row of a segment's flow table (little-endian): agent index, ifIndex, sampling
@@ -147,8 +154,8 @@ fn datagram_tuple<'py>(py: Python<'py>, d: &Datagram) -> PyResult<Any<'py>> {
 }
 
 fn counts_dict<'py>(py: Python<'py>, c: &Counts) -> PyResult<Bound<'py, PyDict>> {
-    let samples = PyDict::new(py);
-    for (name, n) in [("flow", c.flow), ("counters", c.counters), ("discard", c.discard)] {
+    let samples = PyDict::new(py); // by name: a printed dict reads the same every time
+    for (name, n) in [("counters", c.counters), ("discard", c.discard), ("flow", c.flow)] {
         if n > 0 {
             samples.set_item(name, n)?;
         }
@@ -160,16 +167,19 @@ fn counts_dict<'py>(py: Python<'py>, c: &Counts) -> PyResult<Bound<'py, PyDict>>
             rejects.set_item(reason.name(), n)?;
         }
     }
+    for refusal in Refusal::ALL {
+        let n = c.refused[refusal.index()];
+        if n > 0 {
+            rejects.set_item(refusal.name(), n)?;
+        }
+    }
     let skipped = PyDict::new(py);
-    for ((level, format), n) in &c.skipped {
+    for ((level, format), n) in c.skipped.iter() {
         let level = match level {
             Level::Sample => "sample",
             Level::Record => "record",
         };
         skipped.set_item(format!("{level}/{}:{}", format >> 12, format & 0xFFF), n)?;
-    }
-    if c.skipped_other > 0 {
-        skipped.set_item("other", c.skipped_other)?;
     }
     let out = PyDict::new(py);
     out.set_item("datagrams", c.datagrams)?;
@@ -314,13 +324,279 @@ impl PyAccumulator {
     }
 }
 
+fn totals_dict<'py>(py: Python<'py>, t: &Totals) -> PyResult<Bound<'py, PyDict>> {
+    let out = counts_dict(py, &t.counts)?;
+    out.del_item("skipped")?;
+    let l = &t.loss;
+    out.set_item("datagrams", l.datagrams)?;
+    out.set_item("bytes", l.bytes)?;
+    out.set_item("lost_datagrams", l.lost_datagrams)?;
+    out.set_item("agent_restarts", l.agent_restarts)?;
+    out.set_item("agent_drops", l.agent_drops)?;
+    out.set_item("kernel_drops", t.kernel_drops)?;
+    out.set_item("interleaved", l.interleaved)?;
+    let evictions = PyDict::new(py);
+    for (table, n) in
+        [("sequences", t.evicted_sequences), ("sources", t.evicted_sources), ("formats", t.evicted_formats)]
+    {
+        if n > 0 {
+            evictions.set_item(table, n)?;
+        }
+    }
+    out.set_item("evictions", evictions)?;
+    let named = PyList::empty(py);
+    for (agent, sub_agent) in &l.named {
+        named.append((addr(py, agent), *sub_agent))?;
+    }
+    out.set_item("named", named)?;
+    Ok(out)
+}
+
+fn closed_tuple<'py>(py: Python<'py>, closed: &Closed) -> PyResult<Any<'py>> {
+    tuple(py, vec![interval_tuple(py, &closed.interval)?, totals_dict(py, &closed.totals)?.into_any()])
+}
+
+fn peek_dict<'py>(
+    py: Python<'py>,
+    (counts, loss, sizes): &(Counts, Loss, [usize; 3]),
+) -> PyResult<Bound<'py, PyDict>> {
+    let out = counts_dict(py, counts)?;
+    out.del_item("skipped")?;
+    out.set_item("datagrams", loss.datagrams)?;
+    let tables = PyDict::new(py);
+    for (table, n) in ["sequences", "sources", "formats"].into_iter().zip(sizes) {
+        tables.set_item(table, n)?;
+    }
+    out.set_item("tables", tables)?;
+    Ok(out)
+}
+
+fn ip_address(packed: &[u8]) -> PyResult<IpAddr> {
+    match packed.len() {
+        4 => Ok(IpAddr::from(<[u8; 4]>::try_from(packed).unwrap_or_default())),
+        16 => Ok(IpAddr::from(<[u8; 16]>::try_from(packed).unwrap_or_default())),
+        n => Err(pyo3::exceptions::PyValueError::new_err(format!("an address is 4 or 16 bytes, not {n}"))),
+    }
+}
+
+fn ended() -> PyErr {
+    pyo3::exceptions::PyRuntimeError::new_err("the sFlow receiving thread has ended")
+}
+
+/// A known agent (packed) and the addresses (packed) it may send from.
+type AgentSources = (Vec<u8>, Vec<Vec<u8>>);
+
+/// Where a collector's work happens: here, or in its receiving thread.
+enum State {
+    Here(Box<Collector>),
+    Receiving(Receiving),
+    Gone,
+}
+
+/// Admission, decoding, loss accounting and accumulation per interval (see the stub).
+#[pyclass(module = "correlator._wire", name = "Collector")]
+struct PyCollector {
+    state: State,
+}
+
+impl PyCollector {
+    fn here(&mut self) -> PyResult<&mut Collector> {
+        match &mut self.state {
+            State::Here(collector) => Ok(collector),
+            State::Receiving(_) => {
+                Err(pyo3::exceptions::PyRuntimeError::new_err("the collector is receiving from a socket"))
+            }
+            State::Gone => Err(ended()),
+        }
+    }
+
+    /// `request` for the thread, or `here` on the collector when there is no thread.
+    fn ask<T: Send>(
+        &mut self,
+        py: Python<'_>,
+        request: impl FnOnce(mpsc::Sender<T>) -> Request + Send,
+        here: impl FnOnce(&mut Collector) -> T,
+    ) -> PyResult<T> {
+        match &mut self.state {
+            State::Here(collector) => Ok(here(collector)),
+            State::Receiving(receiving) => py
+                .detach(|| {
+                    let (reply, answer) = mpsc::channel();
+                    if receiving.ask(request(reply)) {
+                        answer.recv().ok()
+                    } else {
+                        None
+                    }
+                })
+                .ok_or_else(ended),
+            State::Gone => Err(ended()),
+        }
+    }
+}
+
+#[pymethods]
+impl PyCollector {
+    #[new]
+    #[pyo3(signature = (start, interval_s, max_agents = crate::loss::MAX_AGENTS,
+                        max_sources = crate::loss::MAX_SOURCES, max_flows = 1 << 22,
+                        max_counters = 1 << 20, max_discards = 1 << 16))]
+    fn new(
+        start: f64,
+        interval_s: f64,
+        max_agents: usize,
+        max_sources: usize,
+        max_flows: usize,
+        max_counters: usize,
+        max_discards: usize,
+    ) -> PyResult<Self> {
+        if !(interval_s > 0.0 && interval_s.is_finite() && start.is_finite()) {
+            return Err(pyo3::exceptions::PyValueError::new_err(
+                "start and interval_s must be finite, interval_s > 0",
+            ));
+        }
+        let limits = Limits { flows: max_flows, counters: max_counters, discards: max_discards };
+        let collector = Collector::new(start, interval_s, max_agents, max_sources, limits);
+        Ok(PyCollector { state: State::Here(Box::new(collector)) })
+    }
+
+    #[getter]
+    fn end(&self) -> PyResult<f64> {
+        match &self.state {
+            State::Here(collector) => Ok(collector.end),
+            State::Receiving(receiving) => Ok(receiving.end()),
+            State::Gone => Err(ended()),
+        }
+    }
+
+    #[pyo3(signature = (agents, relays = Vec::new()))]
+    fn admit(
+        &mut self,
+        py: Python<'_>,
+        agents: Option<Vec<AgentSources>>,
+        relays: Vec<(Vec<u8>, u8)>,
+    ) -> PyResult<()> {
+        let admission = match agents {
+            None => None,
+            Some(agents) => {
+                let mut known = Vec::with_capacity(agents.len());
+                for (agent, sources) in agents {
+                    let sources = sources.iter().map(|s| ip_address(s)).collect::<PyResult<Vec<_>>>()?;
+                    known.push((crate::packet::Addr::from_slice(&agent), sources));
+                }
+                let relays = relays
+                    .iter()
+                    .map(|(network, prefix)| Ok(Relay { network: ip_address(network)?, prefix: *prefix }))
+                    .collect::<PyResult<Vec<_>>>()?;
+                Some(Admission::new(known, relays))
+            }
+        };
+        match &mut self.state {
+            State::Here(collector) => collector.admit(admission),
+            State::Receiving(receiving) => {
+                if !py.detach(|| receiving.ask(Request::Admit(admission))) {
+                    return Err(ended());
+                }
+            }
+            State::Gone => return Err(ended()),
+        }
+        Ok(())
+    }
+
+    fn watch(&mut self, inode: u64) -> PyResult<()> {
+        self.here()?.watch(inode);
+        Ok(())
+    }
+
+    #[pyo3(signature = (data, at, source = ""))]
+    fn handle(&mut self, data: &[u8], at: f64, source: &str) -> PyResult<bool> {
+        let source = source.parse::<IpAddr>().ok();
+        Ok(self.here()?.handle(data, at, source))
+    }
+
+    fn handle_many(&mut self, datagrams: &Bound<'_, PyAny>) -> PyResult<usize> {
+        let collector = self.here()?;
+        let mut accepted = 0;
+        for item in datagrams.try_iter()? {
+            let (at, data, source): (f64, Bound<'_, PyBytes>, String) = item?.extract()?;
+            accepted += usize::from(collector.handle(data.as_bytes(), at, source.parse().ok()));
+        }
+        Ok(accepted)
+    }
+
+    fn cut(&mut self, py: Python<'_>, at: f64) -> PyResult<()> {
+        match &mut self.state {
+            State::Here(collector) => collector.cut(at),
+            State::Receiving(receiving) => {
+                if !py.detach(|| receiving.ask(Request::Cut(at))) {
+                    return Err(ended());
+                }
+            }
+            State::Gone => return Err(ended()),
+        }
+        Ok(())
+    }
+
+    fn close<'py>(&mut self, py: Python<'py>, now: f64) -> PyResult<Bound<'py, PyList>> {
+        let closed = self.ask(py, |reply| Request::Close(now, reply), |c| c.close(now))?;
+        let out = PyList::empty(py);
+        for c in &closed {
+            out.append(closed_tuple(py, c)?)?;
+        }
+        Ok(out)
+    }
+
+    fn take<'py>(&mut self, py: Python<'py>, end: f64) -> PyResult<Any<'py>> {
+        let closed = self.ask(py, |reply| Request::Take(end, reply), |c| c.take(end))?;
+        closed_tuple(py, &closed)
+    }
+
+    fn peek<'py>(&mut self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let peeked = self.ask(py, Request::Peek, |c| c.peek())?;
+        peek_dict(py, &peeked)
+    }
+
+    #[pyo3(signature = (fd, batch = 64))]
+    fn receive(&mut self, fd: i32, batch: usize) -> PyResult<()> {
+        match std::mem::replace(&mut self.state, State::Gone) {
+            State::Here(collector) => match Receiving::start(*collector, fd, batch) {
+                Ok(receiving) => self.state = State::Receiving(receiving),
+                Err(error) => return Err(pyo3::exceptions::PyOSError::new_err(error.to_string())),
+            },
+            other => {
+                self.state = other;
+                return Err(pyo3::exceptions::PyRuntimeError::new_err("the collector is not idle"));
+            }
+        }
+        Ok(())
+    }
+
+    fn stop(&mut self, py: Python<'_>) -> PyResult<()> {
+        match std::mem::replace(&mut self.state, State::Gone) {
+            State::Receiving(receiving) => match py.detach(|| receiving.stop()) {
+                Some(collector) => self.state = State::Here(Box::new(collector)),
+                None => return Err(ended()),
+            },
+            other => self.state = other,
+        }
+        Ok(())
+    }
+
+    #[getter]
+    fn receiving(&self) -> bool {
+        matches!(self.state, State::Receiving(_))
+    }
+}
+
 #[pymodule]
 fn _wire(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(decode, m)?)?;
     m.add_class::<PyAccumulator>()?;
+    m.add_class::<PyCollector>()?;
     m.add("ROW_FORMAT", ROW_FORMAT)?;
     m.add("TRAFFIC", Traffic::ALL.map(Traffic::name))?;
     m.add("DIRECTIONS", [accumulate::Direction::In.name(), accumulate::Direction::Out.name()])?;
     m.add("REJECTS", Reject::ALL.map(Reject::name))?;
+    m.add("REFUSALS", Refusal::ALL.map(Refusal::name))?;
+    m.add("FORMATS_KEPT", datagram::MAX_SKIPPED_FORMATS)?;
     Ok(())
 }

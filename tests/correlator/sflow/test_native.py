@@ -11,10 +11,10 @@ import pytest
 from correlator import _wire
 from correlator.attribution.accumulate import Accumulator, Interval
 from correlator.sflow import native
-from correlator.sflow.decode import Decoder
 from simulator import roce, sflow_wire
 from simulator.sflow_agent import SflowAgent
 from tests.correlator.sflow.test_fuzz import _datagram, _mutate
+from tests.sflow_oracle.decode import Decoder
 
 DATAGRAMS = int(os.environ.get("FABCORR_DIFF_DATAGRAMS", "100000"))
 MUTATIONS = 400  # per valid datagram

@@ -46,36 +46,30 @@ def test_close_with_nothing_new_closes_empty_intervals_up_to_now():
                                                                  (110.0, 120.0)]
 
 
-class Recorder:
-    """Stands in for a worker: keeps each datagram's arrival time."""
-
-    def __init__(self) -> None:
-        self.seen: list[tuple[bytes, float]] = []
-
-    def handle(self, data: bytes, at: float, source: str) -> None:
-        self.seen.append((data, at))
-
-
 def test_the_receiver_gives_the_kernels_arrival_time_not_the_read_time():
-    async def run() -> tuple[list[tuple[bytes, float]], float, float, float]:
+    """Datagrams queued while nothing reads the socket keep the time they arrived at (a
+    counter sample is kept with its datagram's arrival time)."""
+    async def run():
         sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
         sock.setsockopt(socket.SOL_SOCKET, SO_TIMESTAMPNS, 1)
         sock.bind(("127.0.0.1", 0))
-        recorder = Recorder()
-        receiver = Receiver(sock, recorder)  # type: ignore[arg-type]
+        worker = Worker(time.time(), 3600.0)
+        before = time.time()
+        with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as sender:
+            for seq in range(1, 4):
+                sample = sflow_wire.CounterSample(seq, 7, sflow_wire.IfCounters(7))
+                sender.sendto(Datagram("127.1.0.1", 0, seq, 1000 + seq, [sample]).encode(),
+                              sock.getsockname())
+        sent = time.time()
+        time.sleep(0.3)  # nothing reads the socket meanwhile
+        read = time.time()
+        receiver = Receiver(sock, worker)
         try:
-            before = time.time()
-            with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as sender:
-                for seq in range(1, 4):
-                    sender.sendto(_datagram(seq), sock.getsockname())
-            sent = time.time()
-            time.sleep(0.3)  # blocks the loop: nothing is read meanwhile
-            read = time.time()
-            receiver.drain()
+            return [*worker.close(read), worker.take(time.time())], before, sent, read
         finally:
             receiver.close()
-        return recorder.seen, before, sent, read
 
-    seen, before, sent, read = asyncio.run(run())
-    assert [data for data, _ in seen] == [_datagram(seq) for seq in range(1, 4)]
-    assert all(before <= at <= sent < read for _, at in seen), (before, seen, sent, read)
+    parts, before, sent, read = asyncio.run(run())
+    counters = [(sample.seq, at) for interval, _ in parts for _, at, sample in interval.counters]
+    assert [seq for seq, _ in counters] == [1, 2, 3]
+    assert all(before <= at <= sent < read for _, at in counters), (before, counters, sent)
