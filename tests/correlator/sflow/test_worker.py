@@ -70,6 +70,6 @@ def test_the_receiver_gives_the_kernels_arrival_time_not_the_read_time():
             receiver.close()
 
     parts, before, sent, read = asyncio.run(run())
-    counters = [(sample.seq, at) for interval, _ in parts for _, at, sample in interval.counters]
+    counters = [(c.sample.seq, c.received) for interval, _ in parts for c in interval.counters]
     assert [seq for seq, _ in counters] == [1, 2, 3]
     assert all(before <= at <= sent < read for _, at in counters), (before, counters, sent)
