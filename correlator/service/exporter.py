@@ -100,7 +100,8 @@ METRICS: dict[str, tuple[str, tuple[str, ...], str]] = {
     "fabcorr_sflow_interleaved_datagrams_total": (
         "counter", (), "datagrams switching between sequences of one agent and sub-agent"),
     "fabcorr_sflow_table_evictions_total": (
-        "counter", ("table",), "entries evicted from the bounded sFlow tables"),
+        "counter", ("table",), "entries evicted from the bounded sFlow tables, or samples a "
+        "full interval table (flows, counters, discards) could not take"),
     "fabcorr_attribution_duration_seconds": ("gauge", (), "time to attribute the interval"),
     "fabcorr_attribution_interval_end_timestamp_seconds": ("gauge", (), "its end"),
     "fabcorr_attribution_unattributed_samples": (
@@ -113,6 +114,9 @@ METRICS: dict[str, tuple[str, tuple[str, ...], str]] = {
         "to be restarted after a failure"),
 }
 """Name -> (type, labels, help). Counters are listed with their ``_total`` name."""
+EVICTING_TABLES = ("sequences", "sources", "formats", "flows", "counters", "discards")
+"""The bounded sFlow tables: loss accounting's and the decoder's (entries evicted), and an
+interval's (samples a full one could not take)."""
 
 
 class ViewCollector:
@@ -302,7 +306,7 @@ def _health(view: View, f: dict[str, Metric]) -> None:
     f["fabcorr_sflow_agent_restarts_total"].add_metric([], totals.agent_restarts)
     f["fabcorr_sflow_agent_dropped_samples_total"].add_metric([], totals.agent_drops)
     f["fabcorr_sflow_interleaved_datagrams_total"].add_metric([], totals.interleaved)
-    for table in ("sequences", "sources", "formats"):
+    for table in EVICTING_TABLES:
         f["fabcorr_sflow_table_evictions_total"].add_metric([table],
                                                             totals.evictions.get(table, 0))
     f["fabcorr_ready"].add_metric([], 1 if view.ready else 0)
