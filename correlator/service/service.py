@@ -353,6 +353,7 @@ class Service:
         for interval, totals in rest:
             if interval.seconds > 0:  # not the empty one a stop right on a boundary leaves
                 await self._publish(interval, totals)
+        await self._correct()  # what the readings in by now can correct
 
     async def _publish(self, interval: Interval, totals: Totals) -> None:
         async with self._publishing:

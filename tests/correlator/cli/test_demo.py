@@ -96,3 +96,19 @@ def test_a_failed_cable_disappears_from_the_fabric_and_its_paths(runs):
     # 16 leaf-spine cables, one down; spine02 stopped answering at 40 s: its cables stay,
     # from what it said before
     assert summary(fabric).links["leaf-spine"] == {"confirmed": 15}
+
+
+def test_a_machine_too_busy_for_the_lead_sets_up_again_then_gives_up(tmp_path):
+    """With a lead into the past the service is never ready before the traffic's start: the demo
+    says so, sets up again with the next lead, and after the last one exits 2 with one
+    line, leaving no process behind (its emulated switches and service stopped)."""
+    code = ("import sys; import correlator.cli.demo as demo; demo._LEADS_S = (-60.0, -60.0); "
+            "from correlator.cli.main import main; sys.exit(main())")
+    done = subprocess.run(
+        [sys.executable, "-c", code, "demo", "--out", str(tmp_path), "--listen",
+         f"127.0.0.1:{free_port()}"], capture_output=True, text=True, timeout=DEADLINE_S)
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert done.stdout.count("setting up again with more lead") == 2
+    assert done.stderr.strip().splitlines() == [
+        "fabcorr: fabcorr run was not ready -60 s after setting up, when the traffic was to "
+        "start: too slow a machine"]
