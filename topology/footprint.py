@@ -1,7 +1,9 @@
-"""Where workloads sit on the fabric: each pod interface's leaf port, what lies below a
-switch, and the switches a set of leaves can use (the ECMP footprint).
+"""Where workloads sit on the fabric: each pod interface's leaf port, who is below a
+switch or behind a host port, and the switches a set of leaves can use (the ECMP footprint).
 
-Every function takes a FabricGraph first and memoizes its derived tables on it.
+Every function takes a FabricGraph first and memoizes its derived tables on it;
+:func:`prepare` derives them all at once, when a fabric is built or loaded, so that no
+query pays for them.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from topology.schema import (
     EdgeKind,
     NodeKind,
     SwitchRole,
+    id_name,
     job_id,
     pod_id,
     switch_id,
@@ -37,6 +40,20 @@ class Plug:
     rail: int
     leaf_port: str
     leaf: str
+
+
+@dataclass(frozen=True, slots=True)
+class Crowd:
+    """The pod interfaces behind a port or below a switch, and their pods, jobs and
+    tenants: readable names, each sorted."""
+
+    interfaces: tuple[str, ...]
+    pods: tuple[str, ...]
+    jobs: tuple[str, ...]
+    tenants: tuple[str, ...]
+
+
+NOBODY = Crowd((), (), (), ())
 
 
 @dataclass(frozen=True, slots=True)
@@ -71,9 +88,21 @@ def owners(fabric: FabricGraph) -> dict[str, Owner]:
     return fabric.cached(_owners)
 
 
-def interfaces_below(fabric: FabricGraph, switch: str) -> tuple[str, ...]:
-    """Pod interfaces plugged into the leaves at or below ``switch`` (by tier)."""
-    return fabric.cached(_below).get(switch, ())
+def prepare(fabric: FabricGraph) -> FabricGraph:
+    """Derive every table the queries read, now; ``fabric`` itself is returned."""
+    for derive in (_plugs, _owners, _crowds_below, _crowds_behind):
+        fabric.cached(derive)
+    return fabric
+
+
+def crowd_below(fabric: FabricGraph, switch: str) -> Crowd:
+    """Who is plugged into the leaves at or below ``switch`` (by tier)."""
+    return fabric.cached(_crowds_below).get(switch, NOBODY)
+
+
+def crowd_behind(fabric: FabricGraph, port: str) -> Crowd:
+    """Who uses the VFs of the PF cabled to the host port ``port``."""
+    return fabric.cached(_crowds_behind).get(port, NOBODY)
 
 
 def leaves_of(fabric: FabricGraph, interfaces: list[str]) -> list[str]:
@@ -141,18 +170,46 @@ def _owners(fabric: FabricGraph) -> dict[str, Owner]:
     return table
 
 
-def _below(fabric: FabricGraph) -> dict[str, tuple[str, ...]]:
-    """Switch ID -> pod interfaces under it: a leaf's own, then downward by tier."""
+def _crowds_below(fabric: FabricGraph) -> dict[str, Crowd]:
+    """Switch ID -> who is under it: a leaf's own, then downward by tier.
+
+    Switches above the same leaves (the spines of one Clos pod, the super-spines of every
+    plane) share one Crowd, so the table stays as small as the distinct leaf sets.
+    """
     by_leaf: dict[str, list[str]] = defaultdict(list)
     for podif, plug in plugs(fabric).items():
         if plug.leaf:
             by_leaf[plug.leaf].append(podif)
     graph, fabric_graph = fabric.graph, fabric.switch_graph
     tiers = {s: graph.nodes[s].get(TIER, 0) for s in fabric_graph}
-    below: dict[str, tuple[str, ...]] = {s: tuple(by_leaf.get(s, ())) for s in fabric_graph}
+    leaves: dict[str, frozenset[str]] = {}
     for switch in sorted(fabric_graph, key=tiers.__getitem__):
         if graph.nodes[switch].get(ROLE) == SwitchRole.LEAF:
+            leaves[switch] = frozenset((switch,))
             continue
         lower = [n for n in fabric_graph.adj[switch] if 0 < tiers[n] < tiers[switch]]
-        below[switch] = tuple(dict.fromkeys(i for n in lower for i in below[n]))
-    return below
+        leaves[switch] = frozenset().union(*(leaves[n] for n in lower))
+    shared: dict[frozenset[str], Crowd] = {}
+    for below in leaves.values():
+        if below not in shared:
+            shared[below] = _crowd(fabric, [i for leaf in below for i in by_leaf.get(leaf, ())])
+    return {switch: shared[below] for switch, below in leaves.items()}
+
+
+def _crowds_behind(fabric: FabricGraph) -> dict[str, Crowd]:
+    """Host port ID -> who uses the VFs of the PF cabled to it."""
+    by_port: dict[str, list[str]] = defaultdict(list)
+    for podif, plug in plugs(fabric).items():
+        if plug.leaf_port:
+            by_port[plug.leaf_port].append(podif)
+    return {port: _crowd(fabric, found) for port, found in by_port.items()}
+
+
+def _crowd(fabric: FabricGraph, interfaces: list[str]) -> Crowd:
+    table = owners(fabric)
+    found = [table[i] for i in interfaces if i in table]
+    pods, jobs, tenants = (
+        tuple(sorted({id_name(x) for x in values if x}))
+        for values in ([o.pod for o in found], [o.job for o in found], [o.tenant for o in found])
+    )
+    return Crowd(tuple(sorted(id_name(i) for i in interfaces)), pods, jobs, tenants)
