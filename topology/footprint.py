@@ -12,8 +12,6 @@ from collections import defaultdict
 from dataclasses import dataclass
 from itertools import combinations
 
-import networkx as nx
-
 from topology.graph import FabricGraph
 from topology.schema import (
     NIC_INDEX,
@@ -29,6 +27,7 @@ from topology.schema import (
     tenant_id,
     vf_id,
 )
+from topology.tiers import route_layers, uplinks
 
 
 @dataclass(frozen=True, slots=True)
@@ -92,6 +91,7 @@ def prepare(fabric: FabricGraph) -> FabricGraph:
     """Derive every table the queries read, now; ``fabric`` itself is returned."""
     for derive in (_plugs, _owners, _crowds_below, _crowds_behind):
         fabric.cached(derive)
+    uplinks(fabric)
     return fabric
 
 
@@ -112,7 +112,7 @@ def leaves_of(fabric: FabricGraph, interfaces: list[str]) -> list[str]:
 
 
 def switches_used(fabric: FabricGraph, leaves: list[str]) -> set[str]:
-    """Every switch on some shortest path between two of ``leaves``, the leaves included.
+    """Every switch on some up-down route between two of ``leaves``, the leaves included.
 
     Leaves with the same neighbours (one Clos pod) share paths, so one representative per
     such group is searched, which keeps a job spanning hundreds of leaves cheap.
@@ -126,22 +126,8 @@ def switches_used(fabric: FabricGraph, leaves: list[str]) -> set[str]:
     pairs = [(g[0], g[1]) for g in groups.values() if len(g) > 1]
     pairs += [(a[0], b[0]) for a, b in combinations(groups.values(), 2)]
     for a, b in pairs:
-        da, db = distances_from(fabric, a), distances_from(fabric, b)
-        if b in da:
-            used.update(v for v, d in da.items() if d + db.get(v, len(da) + 1) == da[b])
+        used.update(v for layer in route_layers(fabric, a, b) for v in layer)
     return used
-
-
-def distances_from(fabric: FabricGraph, switch: str) -> dict[str, int]:
-    """Hop counts from ``switch`` to every switch it reaches (memoized per fabric)."""
-    table = fabric.cached(_distance_tables)
-    if switch not in table:
-        table[switch] = nx.single_source_shortest_path_length(fabric.switch_graph, switch)
-    return table[switch]
-
-
-def _distance_tables(fabric: FabricGraph) -> dict[str, dict[str, int]]:
-    return {}
 
 
 def _plugs(fabric: FabricGraph) -> dict[str, Plug]:
