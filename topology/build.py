@@ -11,6 +11,7 @@ import networkx as nx
 from inventory.bulk import gc_paused
 from inventory.facts import FactSet, PodInterfaceFact, Reporter, normalize_mac
 from inventory.problems import Problem
+from topology.footprint import prepare
 from topology.graph import FabricGraph
 from topology.links import EndpointResolver, reconcile_links
 from topology.roles import assign_roles
@@ -70,7 +71,7 @@ def _build(facts: FactSet) -> FabricGraph:
     assign_roles(graph)
     fabric = FabricGraph(graph, facts, tuple(problems))
     fabric.problems += fabric.indexes.problems
-    return fabric
+    return prepare(fabric)
 
 
 def _add(graph: nx.Graph, node: str, kind: NodeKind, fact: Any, **extra: Any) -> None:

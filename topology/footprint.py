@@ -1,7 +1,9 @@
-"""Where workloads sit on the fabric: each pod interface's leaf port, what lies below a
-switch, and the switches a set of leaves can use (the ECMP footprint).
+"""Where workloads sit on the fabric: each pod interface's leaf port, who is below a
+switch or behind a host port, and the switches a set of leaves can use (the ECMP footprint).
 
-Every function takes a FabricGraph first and memoizes its derived tables on it.
+Every function takes a FabricGraph first and memoizes its derived tables on it;
+:func:`prepare` derives them all at once, when a fabric is built or loaded, so that no
+query pays for them.
 """
 
 from __future__ import annotations
@@ -9,8 +11,6 @@ from __future__ import annotations
 from collections import defaultdict
 from dataclasses import dataclass
 from itertools import combinations
-
-import networkx as nx
 
 from topology.graph import FabricGraph
 from topology.schema import (
@@ -20,12 +20,14 @@ from topology.schema import (
     EdgeKind,
     NodeKind,
     SwitchRole,
+    id_name,
     job_id,
     pod_id,
     switch_id,
     tenant_id,
     vf_id,
 )
+from topology.tiers import route_layers, uplinks
 
 
 @dataclass(frozen=True, slots=True)
@@ -37,6 +39,20 @@ class Plug:
     rail: int
     leaf_port: str
     leaf: str
+
+
+@dataclass(frozen=True, slots=True)
+class Crowd:
+    """The pod interfaces behind a port or below a switch, and their pods, jobs and
+    tenants: readable names, each sorted."""
+
+    interfaces: tuple[str, ...]
+    pods: tuple[str, ...]
+    jobs: tuple[str, ...]
+    tenants: tuple[str, ...]
+
+
+NOBODY = Crowd((), (), (), ())
 
 
 @dataclass(frozen=True, slots=True)
@@ -71,9 +87,22 @@ def owners(fabric: FabricGraph) -> dict[str, Owner]:
     return fabric.cached(_owners)
 
 
-def interfaces_below(fabric: FabricGraph, switch: str) -> tuple[str, ...]:
-    """Pod interfaces plugged into the leaves at or below ``switch`` (by tier)."""
-    return fabric.cached(_below).get(switch, ())
+def prepare(fabric: FabricGraph) -> FabricGraph:
+    """Derive every table the queries read, now; ``fabric`` itself is returned."""
+    for derive in (_plugs, _owners, _crowds_below, _crowds_behind):
+        fabric.cached(derive)
+    uplinks(fabric)
+    return fabric
+
+
+def crowd_below(fabric: FabricGraph, switch: str) -> Crowd:
+    """Who is plugged into the leaves at or below ``switch`` (by tier)."""
+    return fabric.cached(_crowds_below).get(switch, NOBODY)
+
+
+def crowd_behind(fabric: FabricGraph, port: str) -> Crowd:
+    """Who uses the VFs of the PF cabled to the host port ``port``."""
+    return fabric.cached(_crowds_behind).get(port, NOBODY)
 
 
 def leaves_of(fabric: FabricGraph, interfaces: list[str]) -> list[str]:
@@ -83,7 +112,7 @@ def leaves_of(fabric: FabricGraph, interfaces: list[str]) -> list[str]:
 
 
 def switches_used(fabric: FabricGraph, leaves: list[str]) -> set[str]:
-    """Every switch on some shortest path between two of ``leaves``, the leaves included.
+    """Every switch on some up-down route between two of ``leaves``, the leaves included.
 
     Leaves with the same neighbours (one Clos pod) share paths, so one representative per
     such group is searched, which keeps a job spanning hundreds of leaves cheap.
@@ -97,22 +126,8 @@ def switches_used(fabric: FabricGraph, leaves: list[str]) -> set[str]:
     pairs = [(g[0], g[1]) for g in groups.values() if len(g) > 1]
     pairs += [(a[0], b[0]) for a, b in combinations(groups.values(), 2)]
     for a, b in pairs:
-        da, db = distances_from(fabric, a), distances_from(fabric, b)
-        if b in da:
-            used.update(v for v, d in da.items() if d + db.get(v, len(da) + 1) == da[b])
+        used.update(v for layer in route_layers(fabric, a, b) for v in layer)
     return used
-
-
-def distances_from(fabric: FabricGraph, switch: str) -> dict[str, int]:
-    """Hop counts from ``switch`` to every switch it reaches (memoized per fabric)."""
-    table = fabric.cached(_distance_tables)
-    if switch not in table:
-        table[switch] = nx.single_source_shortest_path_length(fabric.switch_graph, switch)
-    return table[switch]
-
-
-def _distance_tables(fabric: FabricGraph) -> dict[str, dict[str, int]]:
-    return {}
 
 
 def _plugs(fabric: FabricGraph) -> dict[str, Plug]:
@@ -141,18 +156,46 @@ def _owners(fabric: FabricGraph) -> dict[str, Owner]:
     return table
 
 
-def _below(fabric: FabricGraph) -> dict[str, tuple[str, ...]]:
-    """Switch ID -> pod interfaces under it: a leaf's own, then downward by tier."""
+def _crowds_below(fabric: FabricGraph) -> dict[str, Crowd]:
+    """Switch ID -> who is under it: a leaf's own, then downward by tier.
+
+    Switches above the same leaves (the spines of one Clos pod, the super-spines of every
+    plane) share one Crowd, so the table stays as small as the distinct leaf sets.
+    """
     by_leaf: dict[str, list[str]] = defaultdict(list)
     for podif, plug in plugs(fabric).items():
         if plug.leaf:
             by_leaf[plug.leaf].append(podif)
     graph, fabric_graph = fabric.graph, fabric.switch_graph
     tiers = {s: graph.nodes[s].get(TIER, 0) for s in fabric_graph}
-    below: dict[str, tuple[str, ...]] = {s: tuple(by_leaf.get(s, ())) for s in fabric_graph}
+    leaves: dict[str, frozenset[str]] = {}
     for switch in sorted(fabric_graph, key=tiers.__getitem__):
         if graph.nodes[switch].get(ROLE) == SwitchRole.LEAF:
+            leaves[switch] = frozenset((switch,))
             continue
         lower = [n for n in fabric_graph.adj[switch] if 0 < tiers[n] < tiers[switch]]
-        below[switch] = tuple(dict.fromkeys(i for n in lower for i in below[n]))
-    return below
+        leaves[switch] = frozenset().union(*(leaves[n] for n in lower))
+    shared: dict[frozenset[str], Crowd] = {}
+    for below in leaves.values():
+        if below not in shared:
+            shared[below] = _crowd(fabric, [i for leaf in below for i in by_leaf.get(leaf, ())])
+    return {switch: shared[below] for switch, below in leaves.items()}
+
+
+def _crowds_behind(fabric: FabricGraph) -> dict[str, Crowd]:
+    """Host port ID -> who uses the VFs of the PF cabled to it."""
+    by_port: dict[str, list[str]] = defaultdict(list)
+    for podif, plug in plugs(fabric).items():
+        if plug.leaf_port:
+            by_port[plug.leaf_port].append(podif)
+    return {port: _crowd(fabric, found) for port, found in by_port.items()}
+
+
+def _crowd(fabric: FabricGraph, interfaces: list[str]) -> Crowd:
+    table = owners(fabric)
+    found = [table[i] for i in interfaces if i in table]
+    pods, jobs, tenants = (
+        tuple(sorted({id_name(x) for x in values if x}))
+        for values in ([o.pod for o in found], [o.job for o in found], [o.tenant for o in found])
+    )
+    return Crowd(tuple(sorted(id_name(i) for i in interfaces)), pods, jobs, tenants)

@@ -29,15 +29,17 @@ class FabricGraph:
 
     Built once (by :func:`topology.build.build_graph` or from a snapshot) and never mutated
     afterwards; a refresh builds a new one and swaps it in, so a reader always sees one
-    consistent fabric.
+    consistent fabric. ``indexes`` are built from ``facts`` when not given; a snapshot
+    gives them, built from the few fact sections they need, and its facts lazily.
     """
 
     def __init__(self, graph: nx.Graph, facts: FactSet | Callable[[], FactSet],
-                 problems: tuple[Problem, ...]) -> None:
+                 problems: tuple[Problem, ...], indexes: Indexes | None = None) -> None:
         self.graph = graph
         self._facts = facts
         self.problems = problems
         self._memo: dict[Callable[[FabricGraph], Any], Any] = {}
+        self.indexes = indexes if indexes is not None else build_indexes(graph, self.facts)
 
     def cached(self, derive: Callable[[FabricGraph], T]) -> T:
         """``derive(self)``, computed once per fabric (derived lookups for queries)."""
@@ -81,10 +83,6 @@ class FabricGraph:
             if edge[KIND] == EdgeKind.CABLED and edge[STATUS] in USABLE_LINK:
                 return other
         return None
-
-    @cached_property
-    def indexes(self) -> Indexes:
-        return build_indexes(self.graph, self.facts)
 
     @cached_property
     def switch_graph(self) -> nx.MultiGraph:

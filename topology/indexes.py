@@ -136,8 +136,13 @@ class Indexes:
         return self.ports_by_name.get((switch, name))
 
 
+INDEXED_FACTS = ("switches", "pod_interfaces")
+"""The fact sections the indexes read besides the graph."""
+
+
 def build_indexes(graph: nx.Graph, facts: FactSet) -> Indexes:
-    """Build every index from a fabric graph and the facts it was built from."""
+    """Build every index from a fabric graph and the facts it was built from (only the
+    sections in :data:`INDEXED_FACTS` are read)."""
     ips, problems = IpIndex.from_facts(facts.pod_interfaces)
     nodes = graph.nodes
     agents = {

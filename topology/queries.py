@@ -12,8 +12,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from topology.footprint import (
+    NOBODY,
     Plug,
-    interfaces_below,
+    crowd_behind,
+    crowd_below,
     leaves_of,
     owners,
     plug_of_vf,
@@ -190,14 +192,12 @@ def link(fabric: FabricGraph, ref: str) -> LinkReport:
     cables.sort(key=lambda c: c[1][STATUS] not in USABLE_LINK)
     peer, edge = cables[0] if cables else ("", {})
     if not peer:
-        interfaces: tuple[str, ...] = ()
+        crowd = NOBODY
     elif fabric.kind(peer) == NodeKind.PF:
-        interfaces = tuple(i for i, p in plugs(fabric).items() if p.leaf_port == port)
+        crowd = crowd_behind(fabric, port)
     else:
         ends = [switch_id(graph.nodes[p]["switch"]) for p in (port, peer)]
-        lower = min(ends, key=lambda s: graph.nodes[s].get(TIER, 9))
-        interfaces = interfaces_below(fabric, lower)
-    pods, jobs, tenants = _owned(fabric, interfaces)
+        crowd = crowd_below(fabric, min(ends, key=lambda s: graph.nodes[s].get(TIER, 9)))
     return LinkReport(
         port=_port_label(fabric, port), role=attrs.get(ROLE, ""),
         speed_bps=attrs.get("speed_bps", 0), oper_status=attrs.get("oper_status", ""),
@@ -205,8 +205,7 @@ def link(fabric: FabricGraph, ref: str) -> LinkReport:
         peer=_endpoint_label(fabric, peer) if peer else "",
         peer_kind=fabric.kind(peer) if peer else "", status=edge.get(STATUS, ""),
         tier=edge.get(TIER, ""), conflicts=tuple(_endpoint_label(fabric, o) for o, _ in cables[1:]),
-        interfaces=tuple(sorted(id_name(i) for i in interfaces)),
-        pods=pods, jobs=jobs, tenants=tenants,
+        interfaces=crowd.interfaces, pods=crowd.pods, jobs=crowd.jobs, tenants=crowd.tenants,
     )
 
 
@@ -271,8 +270,7 @@ def _footprint(fabric: FabricGraph, pods: list[str], own_tenant: str) -> Footpri
     by_role: dict[str, list[str]] = defaultdict(list)
     for switch in sorted(used):
         by_role[fabric.attrs(switch).get(ROLE, "")].append(id_name(switch))
-    neighbours = {o for leaf in leaves for i in interfaces_below(fabric, leaf)
-                  for o in (owners(fabric)[i].tenant,) if o}
+    neighbours = {t for leaf in leaves for t in crowd_below(fabric, leaf).tenants}
     return Footprint(
         nodes=tuple(sorted({fabric.attrs(p).get("node", "") for p in pods} - {""})),
         leaves=tuple(id_name(leaf) for leaf in leaves),
@@ -280,17 +278,7 @@ def _footprint(fabric: FabricGraph, pods: list[str], own_tenant: str) -> Footpri
                                  for i in interfaces if i in table and table[i].leaf_port})),
         spines=tuple(by_role[SwitchRole.SPINE]),
         super_spines=tuple(by_role[SwitchRole.SUPER_SPINE]),
-        neighbours=tuple(sorted(id_name(t) for t in neighbours if id_name(t) != own_tenant)),
-    )
-
-
-def _owned(fabric: FabricGraph, interfaces: tuple[str, ...]
-           ) -> tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]]:
-    table = owners(fabric)
-    found = [table[i] for i in interfaces if i in table]
-    return tuple(
-        tuple(sorted({id_name(x) for x in values if x}))
-        for values in ([o.pod for o in found], [o.job for o in found], [o.tenant for o in found])
+        neighbours=tuple(sorted(neighbours - {own_tenant})),
     )
 
 

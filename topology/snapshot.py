@@ -10,8 +10,9 @@ Layout (schema ``fabcorr/topology``, version 1), tables of rows to keep it small
 
 Edge rows name their nodes by position in the node tables. A ``null`` in a row is an
 absent attribute. Loading restores the graph as saved (no rebuild), so a snapshot is
-exactly what was built; the fact tables are checked for shape at load and their rows
-parsed on first use of ``facts`` (the graph answers most queries without them).
+exactly what was built; the fact tables are checked for shape at load, the few sections
+the indexes need are parsed then, and the rest on first use of ``facts`` (the graph
+answers the queries without them). Indexes and query tables are built during the load.
 """
 
 from __future__ import annotations
@@ -30,7 +31,9 @@ from inventory.factfile import check_tables, facts_from_tables, facts_to_tables
 from inventory.facts import FactSet
 from inventory.files import replace_file
 from inventory.problems import Problem
+from topology.footprint import prepare
 from topology.graph import FabricGraph
+from topology.indexes import INDEXED_FACTS, build_indexes
 from topology.schema import KIND
 
 SCHEMA = "fabcorr/topology"
@@ -89,11 +92,14 @@ def fabric_from_document(document: Any, origin: str = "<snapshot>") -> FabricGra
             graph.add_edges_from(((ids[a], ids[b], *rest) for a, b, *rest in _rows(table, 2)),
                                  kind=table["kind"])
         problems = tuple(Problem(*p) for p in document["problems"])
+        indexed = facts_from_tables({k: tables[k] for k in INDEXED_FACTS if k in tables},
+                                    origin)
     except FactError as exc:
         raise SnapshotError(str(exc)) from exc
     except (KeyError, TypeError, ValueError) as exc:
         raise SnapshotError(f"{origin}: malformed snapshot: {exc!r}") from exc
-    return FabricGraph(graph, lambda: _facts(tables, origin), problems)
+    return prepare(FabricGraph(graph, lambda: _facts(tables, origin), problems,
+                               build_indexes(graph, indexed)))
 
 
 def _facts(tables: dict[str, Any], origin: str) -> FactSet:

@@ -1,0 +1,65 @@
+"""Up-down routes between two leaves of a tiered Clos, layer by layer.
+
+In a leaf-spine (or leaf-spine-super-spine) fabric every shortest route between two leaves
+climbs to the lowest tier where switches above both leaves meet, then descends: ECMP hashes
+over the switches of each layer and the parallel cables between them. The layers come from
+the switches' tiers (see :mod:`topology.roles`) and the usable cables between them, so a
+route needs no search over the whole graph: its cost is the size of the layers.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+
+from topology.graph import FabricGraph
+from topology.schema import TIER
+
+
+def uplinks(fabric: FabricGraph) -> dict[str, list[str]]:
+    """Switch ID -> the switches one tier up over usable cables whose ports are up."""
+    return fabric.cached(_uplinks)
+
+
+def route_layers(fabric: FabricGraph, a: str, b: str) -> list[list[str]]:
+    """The switches at each step of the shortest up-down routes from leaf ``a`` to leaf
+    ``b``, each layer sorted by ID; empty when none exists (or ``a`` is ``b``).
+
+    Examples
+    --------
+    >>> route_layers(example_fabric, "switch:leaf01", "switch:leaf02")
+    [['switch:leaf01'], ['switch:spine01', 'switch:spine02'], ['switch:leaf02']]
+    """
+    up = uplinks(fabric)
+    climb_a: list[set[str]] = [{a}]
+    climb_b: list[set[str]] = [{b}]
+    while a != b and climb_a[-1] and climb_b[-1]:
+        if len(climb_a) > 1 and climb_a[-1] & climb_b[-1]:
+            return _layers(climb_a, climb_b, up)
+        climb_a.append({u for v in climb_a[-1] for u in up.get(v, ())})
+        climb_b.append({u for v in climb_b[-1] for u in up.get(v, ())})
+    return []
+
+
+def _layers(climb_a: list[set[str]], climb_b: list[set[str]],
+            up: dict[str, list[str]]) -> list[list[str]]:
+    """Keep, on each side, the switches that lead to where both climbs meet."""
+    meet = climb_a[-1] & climb_b[-1]
+    sides = []
+    for climb in (climb_a, climb_b):
+        kept = [meet]
+        for level in reversed(climb[:-1]):
+            kept.append({v for v in level if not kept[-1].isdisjoint(up.get(v, ()))})
+        sides.append(kept[::-1])
+    ascent, descent = sides
+    return [sorted(layer) for layer in ascent + descent[-2::-1]]
+
+
+def _uplinks(fabric: FabricGraph) -> dict[str, list[str]]:
+    nodes, graph = fabric.graph.nodes, fabric.switch_graph
+    up: dict[str, list[str]] = defaultdict(list)
+    for switch in graph:
+        tier = nodes[switch].get(TIER)
+        for other in graph.adj[switch]:
+            if tier and nodes[other].get(TIER) == tier + 1:
+                up[switch].append(other)
+    return dict(up)
