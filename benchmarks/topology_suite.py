@@ -115,7 +115,7 @@ def _query_plan(fabric: FabricGraph, rng: random.Random
     ips = [attrs[i]["ipv4"].partition("/")[0] for i in fabric.nodes_of(NodeKind.POD_INTERFACE)
            if attrs[i].get("ipv4")]
     ports = fabric.nodes_of(NodeKind.PORT)
-    vfs = fabric.nodes_of(NodeKind.VF)
+    vfs = [fabric.vfs.node_id(row) for row in range(len(fabric.vfs))]
 
     def port_refs(role: PortRole) -> list[tuple[str, ...]]:
         chosen = rng.choices([p for p in ports if attrs[p].get(ROLE) == role], k=SAMPLES // 2)
