@@ -1,11 +1,20 @@
-"""Topology benchmarks: graph build time and memory, snapshot save/load, query latency."""
+"""Topology benchmarks: graph build time, snapshot save/load, query latency, and the peak
+RSS of the whole process that generates, builds, saves, loads and queries one size.
+
+Each size runs in a child process (``python -m benchmarks.topology_suite SIZE REPEAT``) so
+that its peak resident set size, as the kernel counts it for ``/usr/bin/time -v``, is that
+size's alone.
+"""
 
 from __future__ import annotations
 
+import dataclasses
 import json
+import os
 import random
+import subprocess
+import sys
 import tempfile
-import tracemalloc
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -13,7 +22,6 @@ from typing import Any
 import networkx as nx
 
 from benchmarks.harness import Result, median_time, percentile, timed
-from inventory.facts import FactSet
 from simulator.generator import generate_facts
 from simulator.ladder import ladder_spec
 from topology import queries
@@ -30,44 +38,52 @@ MIB = 2**20
 def run(sizes: list[str], repeat: int) -> list[Result]:
     results: list[Result] = []
     for size in sizes:
-        def record(metric: str, value: float, unit: str, size: str = size) -> None:
-            results.append(Result(NAME, size, metric, value, unit))
-
-        seconds, facts = timed(generate_facts, ladder_spec(size))
-        record("generate_s", seconds, "s")
-        seconds, fabric = median_time(build_graph, repeat, facts)
-        record("build_s", seconds, "s")
-        record("build_peak_mib", _build_peak(facts) / MIB, "MiB")
-        record("graph_nodes", fabric.graph.number_of_nodes(), "count")
-        record("graph_edges", fabric.graph.number_of_edges(), "count")
-        with tempfile.TemporaryDirectory() as tmp:
-            ours, peer = Path(tmp, "snapshot.json"), Path(tmp, "node-link.json")
-            seconds, _ = median_time(save_snapshot, repeat, fabric, ours)
-            record("snapshot_save_s", seconds, "s")
-            record("snapshot_mib", ours.stat().st_size / MIB, "MiB")
-            loaded_s, loaded = median_time(load_snapshot, repeat, ours)
-            record("snapshot_load_s", loaded_s, "s")
-            with peer.open("w") as stream:
-                json.dump(nx.node_link_data(fabric.graph, edges="edges"), stream)
-            peer_s, _ = median_time(_load_node_link, repeat, peer)
-        record("networkx_node_link_load_s", peer_s, "s")
-        # Our load restores the graph and also parses the facts into a FactSet (and the
-        # problems), from a bigger file; the networkx load restores the graph alone. The
-        # ratio is the price of a whole fabric over a bare graph in the same format family.
-        record("snapshot_load_vs_networkx", loaded_s / peer_s, "ratio")
-        for metric, value in _query_latencies(loaded, random.Random(7)):
-            record(metric, value, "ms")
+        child = subprocess.Popen([sys.executable, "-m", __name__, size, str(repeat)],
+                                 stdout=subprocess.PIPE)
+        assert child.stdout is not None
+        output = child.stdout.read()
+        _, status, usage = os.wait4(child.pid, 0)
+        child.returncode = os.waitstatus_to_exitcode(status)
+        if child.returncode:
+            raise RuntimeError(f"topology benchmark of {size} failed ({child.returncode})")
+        results += [Result(**row) for row in json.loads(output)]
+        results.append(Result(NAME, size, "peak_rss_mib", usage.ru_maxrss * 1024 / MIB, "MiB"))
     return results
 
 
-def _build_peak(facts: FactSet) -> int:
-    """Peak bytes Python allocated while building the graph of ``facts`` once."""
-    tracemalloc.start()
-    try:
-        build_graph(facts)
-        return tracemalloc.get_traced_memory()[1]
-    finally:
-        tracemalloc.stop()
+def measure(size: str, repeat: int) -> list[Result]:
+    """Every topology metric of one size, measured in this process."""
+    results: list[Result] = []
+
+    def record(metric: str, value: float, unit: str) -> None:
+        results.append(Result(NAME, size, metric, value, unit))
+
+    seconds, facts = timed(generate_facts, ladder_spec(size))
+    record("generate_s", seconds, "s")
+    seconds, fabric = median_time(build_graph, repeat, facts)
+    del facts
+    record("build_s", seconds, "s")
+    record("graph_nodes", fabric.graph.number_of_nodes(), "count")
+    record("graph_edges", fabric.graph.number_of_edges(), "count")
+    with tempfile.TemporaryDirectory() as tmp:
+        ours, peer = Path(tmp, "snapshot.json"), Path(tmp, "node-link.json")
+        seconds, _ = median_time(save_snapshot, repeat, fabric, ours)
+        record("snapshot_save_s", seconds, "s")
+        record("snapshot_mib", ours.stat().st_size / MIB, "MiB")
+        with peer.open("w") as stream:
+            json.dump(nx.node_link_data(fabric.graph, edges="edges"), stream)
+        del fabric
+        loaded_s, loaded = median_time(load_snapshot, repeat, ours)
+        record("snapshot_load_s", loaded_s, "s")
+        for metric, value in _query_latencies(loaded, random.Random(7)):
+            record(metric, value, "ms")
+        del loaded
+        peer_s, _ = median_time(_load_node_link, repeat, peer)
+    record("networkx_node_link_load_s", peer_s, "s")
+    # Our load restores the graph, its indexes and query tables, and the facts the indexes
+    # need, from a bigger file; the networkx load restores the graph alone.
+    record("snapshot_load_vs_networkx", loaded_s / peer_s, "ratio")
+    return results
 
 
 def _load_node_link(path: Path) -> nx.Graph:
@@ -99,6 +115,7 @@ def _query_plan(fabric: FabricGraph, rng: random.Random
     ips = [attrs[i]["ipv4"].partition("/")[0] for i in fabric.nodes_of(NodeKind.POD_INTERFACE)
            if attrs[i].get("ipv4")]
     ports = fabric.nodes_of(NodeKind.PORT)
+    vfs = [fabric.vfs.node_id(row) for row in range(len(fabric.vfs))]
 
     def port_refs(role: PortRole) -> list[tuple[str, ...]]:
         chosen = rng.choices([p for p in ports if attrs[p].get(ROLE) == role], k=SAMPLES // 2)
@@ -111,4 +128,9 @@ def _query_plan(fabric: FabricGraph, rng: random.Random
         ("link_host", queries.link, port_refs(PortRole.HOST)),
         ("link_fabric", queries.link, port_refs(PortRole.FABRIC)),
         ("job", queries.job, [(id_name(j),) for j in fabric.nodes_of(NodeKind.JOB)[:SAMPLES]]),
+        ("where_vf", queries.where, [(id_name(v),) for v in rng.choices(vfs, k=SAMPLES)]),
     ]
+
+
+if __name__ == "__main__":
+    print(json.dumps([dataclasses.asdict(r) for r in measure(sys.argv[1], int(sys.argv[2]))]))

@@ -131,13 +131,14 @@ def _add_hosts(graph: nx.Graph, facts: FactSet, problems: list[Problem]) -> None
             continue
         _add(graph, pf_id(pf.node, pf.name), NodeKind.PF, pf)
         _link(graph, node_id(pf.node), pf_id(pf.node, pf.name), EdgeKind.HAS_PORT)
+    used = {(i.node, i.vf_pci) for i in facts.pod_interfaces}
     for vf in facts.vfs:
         parent = pf_id(vf.node, vf.pf)
         if parent not in graph:
             problems.append(Problem("vf-unknown-pf", vf_id(vf.node, vf.pci_address), parent))
-            continue
-        _add(graph, vf_id(vf.node, vf.pci_address), NodeKind.VF, vf)
-        _link(graph, vf_id(vf.node, vf.pci_address), parent, EdgeKind.VF_OF)
+        elif (vf.node, vf.pci_address) in used:  # the others live in the VfTable only
+            _add(graph, vf_id(vf.node, vf.pci_address), NodeKind.VF, vf)
+            _link(graph, vf_id(vf.node, vf.pci_address), parent, EdgeKind.VF_OF)
 
 
 def _add_workloads(graph: nx.Graph, facts: FactSet, problems: list[Problem]) -> None:

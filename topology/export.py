@@ -54,7 +54,8 @@ def render(fabric: FabricGraph, fmt: str) -> bytes:
     Parameters
     ----------
     fabric : FabricGraph
-        The built fabric; only ``fabric.graph`` is exported.
+        The built fabric: its graph, with every configured VF (those no pod interface
+        uses are added from ``fabric.vfs`` with their ``vf-of`` edges).
     fmt : str
         One of :data:`FORMATS`.
 
@@ -72,7 +73,21 @@ def render(fabric: FabricGraph, fmt: str) -> bytes:
         renderer = _RENDERERS[fmt]
     except KeyError:
         raise ValueError(f"unknown format {fmt!r}; allowed: {', '.join(FORMATS)}") from None
-    return renderer(fabric.graph)
+    return renderer(whole_graph(fabric))
+
+
+def whole_graph(fabric: FabricGraph) -> nx.Graph:
+    """The fabric graph with every configured VF as a node: a new graph when some VFs live
+    in the VF table only, else the fabric's own."""
+    vfs, graph = fabric.vfs, fabric.graph
+    unused = [row for row in range(len(vfs)) if vfs.node_id(row) not in graph]
+    if not unused:
+        return graph
+    whole = graph.copy()
+    whole.add_nodes_from((vfs.node_id(row), vfs.attrs(row)) for row in unused)
+    whole.add_edges_from((vfs.node_id(row), vfs.pf_id(row), {KIND: EdgeKind.VF_OF.value})
+                         for row in unused)
+    return whole
 
 
 def export_graph(fabric: FabricGraph, fmt: str, path: str | Path) -> None:
@@ -81,7 +96,7 @@ def export_graph(fabric: FabricGraph, fmt: str, path: str | Path) -> None:
     Parameters
     ----------
     fabric : FabricGraph
-        The built fabric; only ``fabric.graph`` is exported.
+        The built fabric, exported as :func:`render` does.
     fmt : str
         One of :data:`FORMATS`.
     path : str or Path

@@ -67,9 +67,11 @@ class Owner:
 def plug_of_vf(fabric: FabricGraph, node: str, pci: str) -> Plug | None:
     """The plug of VF ``pci`` on ``node``; the leaf is empty when its PF is not cabled."""
     vf = vf_id(node, pci)
-    if vf not in fabric.graph:
-        return None
-    pf = fabric.first_neighbor(vf, EdgeKind.VF_OF, NodeKind.PF)
+    if vf in fabric.graph:
+        pf = fabric.first_neighbor(vf, EdgeKind.VF_OF, NodeKind.PF)
+    else:
+        row = fabric.vfs.find(node, pci)
+        pf = fabric.vfs.pf_id(row) if row is not None else None
     if pf is None:
         return None
     port = fabric.peer(pf) or ""

@@ -18,8 +18,10 @@ from topology.schema import (
     EdgeKind,
     NodeKind,
     is_up,
+    pf_id,
     switch_id,
 )
+from topology.vfs import VfTable
 
 T = TypeVar("T")
 
@@ -29,17 +31,24 @@ class FabricGraph:
 
     Built once (by :func:`topology.build.build_graph` or from a snapshot) and never mutated
     afterwards; a refresh builds a new one and swaps it in, so a reader always sees one
-    consistent fabric. ``indexes`` are built from ``facts`` when not given; a snapshot
-    gives them, built from the few fact sections they need, and its facts lazily.
+    consistent fabric. ``vfs`` holds every configured VF whose PF is in the graph (the
+    graph only those a pod interface uses); ``vfs`` and ``indexes`` are derived from
+    ``facts`` when not given: a snapshot gives them, from the few fact sections they need,
+    and parses its facts lazily.
     """
 
     def __init__(self, graph: nx.Graph, facts: FactSet | Callable[[], FactSet],
-                 problems: tuple[Problem, ...], indexes: Indexes | None = None) -> None:
+                 problems: tuple[Problem, ...], indexes: Indexes | None = None,
+                 vfs: VfTable | None = None) -> None:
         self.graph = graph
         self._facts = facts
         self.problems = problems
         self._memo: dict[Callable[[FabricGraph], Any], Any] = {}
-        self.indexes = indexes if indexes is not None else build_indexes(graph, self.facts)
+        self.vfs = vfs if vfs is not None else VfTable.from_rows(
+            (v.node, v.pci_address, v.pf, v.vf_index, v.mac) for v in self.facts.vfs
+            if pf_id(v.node, v.pf) in graph)
+        self.indexes = indexes if indexes is not None else build_indexes(graph, self.facts,
+                                                                         self.vfs)
 
     def cached(self, derive: Callable[[FabricGraph], T]) -> T:
         """``derive(self)``, computed once per fabric (derived lookups for queries)."""

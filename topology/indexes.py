@@ -17,6 +17,7 @@ import networkx as nx
 from inventory.facts import FactSet, PodInterfaceFact
 from inventory.problems import Problem
 from topology.schema import KIND, NodeKind, podif_id, switch_id
+from topology.vfs import VfTable
 
 
 def ip_key(address: str | bytes) -> bytes:
@@ -140,9 +141,9 @@ INDEXED_FACTS = ("switches", "pod_interfaces")
 """The fact sections the indexes read besides the graph."""
 
 
-def build_indexes(graph: nx.Graph, facts: FactSet) -> Indexes:
-    """Build every index from a fabric graph and the facts it was built from (only the
-    sections in :data:`INDEXED_FACTS` are read)."""
+def build_indexes(graph: nx.Graph, facts: FactSet, vfs: VfTable) -> Indexes:
+    """Build every index from a fabric graph, its VF table and the facts it was built from
+    (only the sections in :data:`INDEXED_FACTS` are read)."""
     ips, problems = IpIndex.from_facts(facts.pod_interfaces)
     nodes = graph.nodes
     agents = {
@@ -167,8 +168,15 @@ def build_indexes(graph: nx.Graph, facts: FactSet) -> Indexes:
                 if agent is not None:
                     by_agent[(agent, attrs["ifindex"])] = node
         elif kind in (NodeKind.PF, NodeKind.VF) and attrs.get("mac"):
-            mac = attrs["mac"]
-            if mac in by_mac:
-                problems.append(Problem("mac-conflict", mac, f"{by_mac[mac]} and {node}"))
-            by_mac.setdefault(mac, node)
+            _add_mac(by_mac, attrs["mac"], node, problems)
+    for row in range(len(vfs)):
+        node = vfs.node_id(row)
+        if node not in graph and (mac := vfs.attrs(row).get("mac")):
+            _add_mac(by_mac, mac, node, problems)
     return Indexes(ips, by_agent, by_ifindex, by_name, by_mac, tuple(problems))
+
+
+def _add_mac(by_mac: dict[str, str], mac: str, node: str, problems: list[Problem]) -> None:
+    if mac in by_mac:
+        problems.append(Problem("mac-conflict", mac, f"{by_mac[mac]} and {node}"))
+    by_mac.setdefault(mac, node)

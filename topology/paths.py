@@ -11,13 +11,13 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass
+from functools import cache
 from itertools import islice, pairwise, product
-from typing import Any
 
 from topology.footprint import Plug, plugs
 from topology.graph import FabricGraph
 from topology.schema import id_name
-from topology.tiers import route_layers
+from topology.tiers import Uplinks, cables, route_layers, uplinks
 
 
 @dataclass(frozen=True, slots=True)
@@ -74,36 +74,37 @@ def _leaf_routes(fabric: FabricGraph, a: str, b: str) -> tuple[int, list[list[st
     layers = route_layers(fabric, a, b)
     if not layers:
         return 0, []
-    adjacency = fabric.switch_graph.adj
+    up = uplinks(fabric)
     ways = {a: 1}
     for layer in layers[1:]:
         ways = {v: total for v in layer
-                if (total := sum(n * len(adjacency[u][v]) for u, n in ways.items()
-                                 if v in adjacency[u]))}
+                if (total := sum(n * len(cables(up, u, v)) for u, n in ways.items()))}
     return ways.get(b, 0), layers
 
 
 def _expand(fabric: FabricGraph, layers: list[list[str]], first: str, last: str
             ) -> Iterator[tuple[Hop, ...]]:
-    """Every route through ``layers``, switches in ID order, then each choice of cables."""
-    adjacency, nodes = fabric.switch_graph.adj, fabric.graph.nodes
-    for switches in _chains(adjacency, layers, [layers[0][0]]):
-        cables = [[(nodes[c["ends"][x]]["name"], nodes[c["ends"][y]]["name"])
-                   for c in adjacency[x][y].values()] for x, y in pairwise(switches)]
-        for chosen in product(*cables):
+    """Every route through ``layers``, switches in ID order, then each choice of cables.
+
+    Routes share most of their hops, so each distinct hop is made once per listing.
+    """
+    up = uplinks(fabric)
+    hop = cache(Hop)
+    for switches in _chains(up, layers, [layers[0][0]]):
+        names = [id_name(switch) for switch in switches]
+        for chosen in product(*(cables(up, x, y) for x, y in pairwise(switches))):
             ports = [first, *(p for cable in chosen for p in cable), last]
-            yield tuple(Hop(id_name(switch), ports[2 * i], ports[2 * i + 1])
-                        for i, switch in enumerate(switches))
+            yield tuple(hop(name, ports[2 * i], ports[2 * i + 1])
+                        for i, name in enumerate(names))
 
 
-def _chains(adjacency: Any, layers: list[list[str]], route: list[str]
-            ) -> Iterator[list[str]]:
+def _chains(up: Uplinks, layers: list[list[str]], route: list[str]) -> Iterator[list[str]]:
     if len(route) == len(layers):
         yield route
         return
     for nxt in layers[len(route)]:
-        if nxt in adjacency[route[-1]]:
-            yield from _chains(adjacency, layers, [*route, nxt])
+        if cables(up, route[-1], nxt):
+            yield from _chains(up, layers, [*route, nxt])
 
 
 def _port_name(fabric: FabricGraph, plug: Plug) -> str:

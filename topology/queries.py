@@ -140,7 +140,12 @@ def where(fabric: FabricGraph, ref: str, at: float | None = None) -> list[Attach
         if owner is not None:
             return [_attachment(fabric, dataclasses.asdict(owner.fact))]
     node = resolve(fabric, ref, _WHERE_KINDS, at)
-    kind, graph = fabric.kind(node), fabric.graph
+    graph = fabric.graph
+    if node not in graph:  # a VF no pod interface uses: it lives in the VF table only
+        row = fabric.vfs.find_id(node)
+        return [] if row is None else [
+            _bare(fabric, fabric.vfs.pf_id(row), fabric.vfs.attrs(row)["pci_address"])]
+    kind = fabric.kind(node)
     if kind in _ENDPOINT_KINDS:
         return [_attachment(fabric, graph.nodes[i]) for i in _interfaces_of(fabric, node)]
     if kind == NodeKind.VF:
@@ -243,6 +248,7 @@ def summary(fabric: FabricGraph) -> Summary:
     """Counts of everything in the fabric graph."""
     graph = fabric.graph
     kinds = Counter(kind for _, kind in graph.nodes(data=KIND))
+    kinds[NodeKind.VF.value] = len(fabric.vfs)
     roles = Counter(graph.nodes[s].get(ROLE, "") for s in fabric.nodes_of(NodeKind.SWITCH))
     links: dict[str, Counter[str]] = defaultdict(Counter)
     for _, _, edge in graph.edges(data=True):

@@ -56,12 +56,21 @@ def resolve(fabric: FabricGraph, ref: str, kinds: Sequence[NodeKind],
         if candidate in graph and graph.nodes[candidate][KIND] == kind:
             return candidate
     if NodeKind.VF in kinds:
-        found = [n for n in fabric.nodes_of(NodeKind.VF) if graph.nodes[n]["pci_address"] == ref]
+        if fabric.vfs.find_id(f"{ID_PREFIX[NodeKind.VF]}:{ref}") is not None:
+            return f"{ID_PREFIX[NodeKind.VF]}:{ref}"
+        found = fabric.vfs.with_pci(ref)
         if len(found) == 1:
-            return found[0]
-    names = [_typed(kind, id_name(n)) for kind in kinds for n in fabric.nodes_of(kind)]
+            return fabric.vfs.node_id(found[0])
+    names = [_typed(kind, id_name(n)) for kind in kinds for n in _ids(fabric, kind)]
     what = " or ".join(_LABEL.get(kind, kind.value) for kind in kinds)
     raise NotFound(what, ref, _close(ref, names))
+
+
+def _ids(fabric: FabricGraph, kind: NodeKind) -> list[str]:
+    """Node IDs of one kind; for VFs, every configured one (most are not graph nodes)."""
+    if kind == NodeKind.VF:
+        return [fabric.vfs.node_id(row) for row in range(len(fabric.vfs))]
+    return fabric.nodes_of(kind)
 
 
 def _close(ref: str, names: list[str]) -> tuple[str, ...]:

@@ -34,7 +34,8 @@ from inventory.problems import Problem
 from topology.footprint import prepare
 from topology.graph import FabricGraph
 from topology.indexes import INDEXED_FACTS, build_indexes
-from topology.schema import KIND
+from topology.schema import KIND, pf_id
+from topology.vfs import VfRow, VfTable
 
 SCHEMA = "fabcorr/topology"
 VERSION = 1
@@ -94,12 +95,25 @@ def fabric_from_document(document: Any, origin: str = "<snapshot>") -> FabricGra
         problems = tuple(Problem(*p) for p in document["problems"])
         indexed = facts_from_tables({k: tables[k] for k in INDEXED_FACTS if k in tables},
                                     origin)
+        vfs = VfTable.from_rows(_vf_rows(tables.get("vfs"), graph, origin))
     except FactError as exc:
         raise SnapshotError(str(exc)) from exc
     except (KeyError, TypeError, ValueError) as exc:
         raise SnapshotError(f"{origin}: malformed snapshot: {exc!r}") from exc
     return prepare(FabricGraph(graph, lambda: _facts(tables, origin), problems,
-                               build_indexes(graph, indexed)))
+                               build_indexes(graph, indexed, vfs), vfs))
+
+
+def _vf_rows(table: dict[str, Any] | None, graph: nx.Graph, origin: str) -> Iterator[VfRow]:
+    """The rows of the ``vfs`` fact table whose PF is in the graph, checked as
+    :func:`inventory.factfile.facts_from_tables` would check them, without making facts."""
+    for i, row in enumerate(table["rows"] if table else ()):
+        if not (isinstance(row, list) and len(row) == 5 and type(row[3]) is int
+                and all(type(row[k]) is str for k in (0, 1, 2, 4))):
+            raise FactError(f"{origin}: vfs[{i}]: expected [node, pci_address, pf, "
+                            "vf_index, mac]")
+        if pf_id(row[0], row[2]) in graph:
+            yield row[0], row[1], row[2], row[3], row[4]
 
 
 def _facts(tables: dict[str, Any], origin: str) -> FactSet:

@@ -14,10 +14,21 @@ from collections import defaultdict
 from topology.graph import FabricGraph
 from topology.schema import TIER
 
+Uplinks = dict[str, dict[str, tuple[tuple[str, str], ...]]]
+"""Switch ID -> each switch one tier up -> the (own port, far port) names of every usable
+cable between them whose ports are up."""
 
-def uplinks(fabric: FabricGraph) -> dict[str, list[str]]:
-    """Switch ID -> the switches one tier up over usable cables whose ports are up."""
+
+def uplinks(fabric: FabricGraph) -> Uplinks:
+    """The fabric's :data:`Uplinks`."""
     return fabric.cached(_uplinks)
+
+
+def cables(up: Uplinks, a: str, b: str) -> tuple[tuple[str, str], ...]:
+    """The (port on ``a``, port on ``b``) names of the cables between two adjacent tiers."""
+    if b in up.get(a, {}):
+        return up[a][b]
+    return tuple((mine, far) for far, mine in up.get(b, {}).get(a, ()))
 
 
 def route_layers(fabric: FabricGraph, a: str, b: str) -> list[list[str]]:
@@ -40,8 +51,8 @@ def route_layers(fabric: FabricGraph, a: str, b: str) -> list[list[str]]:
     return []
 
 
-def _layers(climb_a: list[set[str]], climb_b: list[set[str]],
-            up: dict[str, list[str]]) -> list[list[str]]:
+def _layers(climb_a: list[set[str]], climb_b: list[set[str]], up: Uplinks
+            ) -> list[list[str]]:
     """Keep, on each side, the switches that lead to where both climbs meet."""
     meet = climb_a[-1] & climb_b[-1]
     sides = []
@@ -54,12 +65,14 @@ def _layers(climb_a: list[set[str]], climb_b: list[set[str]],
     return [sorted(layer) for layer in ascent + descent[-2::-1]]
 
 
-def _uplinks(fabric: FabricGraph) -> dict[str, list[str]]:
+def _uplinks(fabric: FabricGraph) -> Uplinks:
     nodes, graph = fabric.graph.nodes, fabric.switch_graph
-    up: dict[str, list[str]] = defaultdict(list)
-    for switch in graph:
-        tier = nodes[switch].get(TIER)
-        for other in graph.adj[switch]:
-            if tier and nodes[other].get(TIER) == tier + 1:
-                up[switch].append(other)
-    return dict(up)
+    up: dict[str, dict[str, list[tuple[str, str]]]] = defaultdict(lambda: defaultdict(list))
+    for a, b, edge in graph.edges(data=True):
+        low, high = sorted((a, b), key=lambda s: nodes[s].get(TIER) or 0)
+        tier = nodes[low].get(TIER)
+        if tier and nodes[high].get(TIER) == tier + 1:
+            ports = edge["ends"]
+            up[low][high].append((nodes[ports[low]]["name"], nodes[ports[high]]["name"]))
+    return {low: {high: tuple(found) for high, found in above.items()}
+            for low, above in up.items()}

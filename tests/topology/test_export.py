@@ -15,7 +15,7 @@ import pytest
 
 from simulator.generator import FabricSpec, JobSpec, generate_facts
 from topology.build import build_graph
-from topology.export import FORMATS, export_graph, render
+from topology.export import FORMATS, export_graph, render, whole_graph
 from topology.graph import FabricGraph
 from topology.schema import KIND, ROLE, NodeKind, SwitchRole
 
@@ -40,8 +40,8 @@ def _typed(attrs: dict) -> dict:
 
 
 def test_fixture_has_every_scalar_type(fabric):
-    types = {type(v) for _, attrs in fabric.graph.nodes(data=True) for v in attrs.values()}
-    types |= {type(v) for *_, attrs in fabric.graph.edges(data=True) for v in attrs.values()}
+    types = {type(v) for _, attrs in whole_graph(fabric).nodes(data=True) for v in attrs.values()}
+    types |= {type(v) for *_, attrs in whole_graph(fabric).edges(data=True) for v in attrs.values()}
     assert types == {str, int, float, bool}
 
 
@@ -67,7 +67,7 @@ READERS = {
 def test_round_trip_is_lossless(fabric, fmt, tmp_path):
     path = tmp_path / f"fabric.{fmt}"
     export_graph(fabric, fmt, path)
-    original, copy = fabric.graph, READERS[fmt](path)
+    original, copy = whole_graph(fabric), READERS[fmt](path)
     assert type(copy) is nx.Graph
     assert set(copy) == set(original)
     assert copy.number_of_edges() == original.number_of_edges()
@@ -82,7 +82,7 @@ def test_cytoscape_elements_carry_ids_and_classes(fabric, tmp_path):
     path = tmp_path / "fabric.cyjs"
     export_graph(fabric, "cytoscape", path)
     data = json.loads(path.read_text())
-    graph = fabric.graph
+    graph = whole_graph(fabric)
     nodes, edges = data["elements"]["nodes"], data["elements"]["edges"]
     assert sorted(element["data"]["id"] for element in nodes) == sorted(graph)
     assert len(edges) == graph.number_of_edges()
@@ -107,7 +107,7 @@ def _rank_groups(text: str) -> list[set[str]]:
 
 def test_dot_is_layered_by_role_and_has_every_edge(fabric):
     text = render(fabric, "dot").decode()
-    graph = fabric.graph
+    graph = whole_graph(fabric)
     assert text.startswith("graph fabric {\n")
     assert text.endswith("}\n")
     groups = _rank_groups(text)
@@ -167,7 +167,7 @@ def test_graphviz_renders_dot_in_layers(fabric):
     plain = _run_dot(source, "plain")
     height = {name: float(y) for name, y in
               re.findall(r'^node "?([^" ]+)"? \S+ (\S+)', plain, flags=re.MULTILINE)}
-    assert set(height) == set(fabric.graph)
+    assert set(height) == set(whole_graph(fabric))
     for upper, lower in pairwise(_rank_groups(source.decode())):
         assert min(height[n] for n in upper) > max(height[n] for n in lower), (upper, lower)
 

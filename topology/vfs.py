@@ -1,0 +1,100 @@
+"""Every configured VF of a fabric as compact columns, beside the graph.
+
+A node holds eight VFs per PF but pods use one or two of them, so most VFs are bulk facts
+that no query walks: the graph keeps a node only for a VF a pod interface is attached to,
+and this table answers for all of them (``where NODE/PCI``, the export, the summary).
+Names that repeat (nodes, PF names, PCI addresses) are stored once; each VF is a few
+integers in arrays and its MAC.
+"""
+
+from __future__ import annotations
+
+from array import array
+from collections.abc import Iterable
+from typing import Any
+
+from inventory.facts import normalize_mac
+from topology.schema import KIND, NodeKind, pf_id, vf_id
+
+VfRow = tuple[str, str, str, int, str]
+"""A VF as ``VfFact`` fields in order: node, PCI address, PF name, VF index, MAC."""
+
+
+class VfTable:
+    """Configured VFs, grouped by node; lookups by node and PCI address.
+
+    Examples
+    --------
+    >>> table = VfTable.from_rows([("gpu01", "0000:1a:00.2", "ens1f0np0", 0, "02:00:00:00:00:01"),
+    ...                            ("gpu01", "0000:1a:00.3", "ens1f0np0", 1, "")])
+    >>> len(table), table.find("gpu01", "0000:1a:00.3")
+    (2, 1)
+    >>> table.attrs(0)["mac"], "mac" in table.attrs(1)
+    ('02:00:00:00:00:01', False)
+    """
+
+    def __init__(self, names: list[str], node: array, pci: array, pf: array, index: array,
+                 macs: list[str]) -> None:
+        self._names = names
+        self._node, self._pci, self._pf, self._index = node, pci, pf, index
+        self._macs = macs
+        self._ranges: dict[str, tuple[int, int]] = {}
+        for row, code in enumerate(node):
+            start, _ = self._ranges.get(names[code], (row, row))
+            self._ranges[names[code]] = (start, row + 1)
+
+    @classmethod
+    def from_rows(cls, rows: Iterable[VfRow]) -> VfTable:
+        """A table of ``rows`` (sorted by node, keeping their order within a node); MACs are
+        normalized as graph attributes are."""
+        codes: dict[str, int] = {}
+
+        def code(name: str) -> int:
+            return codes.setdefault(name, len(codes))
+
+        ordered = sorted(((code(n), code(p), code(f), i, m) for n, p, f, i, m in rows),
+                         key=lambda r: r[0])
+        return cls(list(codes), array("I", (r[0] for r in ordered)),
+                   array("I", (r[1] for r in ordered)), array("I", (r[2] for r in ordered)),
+                   array("q", (r[3] for r in ordered)),
+                   [(normalize_mac(r[4]) or r[4]) if r[4] else "" for r in ordered])
+
+    def __len__(self) -> int:
+        return len(self._node)
+
+    def find(self, node: str, pci: str) -> int | None:
+        """The row of VF ``pci`` on ``node``, if configured."""
+        start, stop = self._ranges.get(node, (0, 0))
+        names = self._names
+        for row in range(start, stop):
+            if names[self._pci[row]] == pci:
+                return row
+        return None
+
+    def find_id(self, node_id: str) -> int | None:
+        """The row of the VF with graph node ID ``node_id`` (``vf:NODE/PCI``)."""
+        kind, _, rest = node_id.partition(":")
+        node, _, pci = rest.partition("/")
+        return self.find(node, pci) if kind == NodeKind.VF else None
+
+    def with_pci(self, pci: str) -> list[int]:
+        """The rows of every VF with PCI address ``pci``, on any node."""
+        names = self._names
+        return [row for row, code in enumerate(self._pci) if names[code] == pci]
+
+    def node_id(self, row: int) -> str:
+        return vf_id(self._names[self._node[row]], self._names[self._pci[row]])
+
+    def pf_id(self, row: int) -> str:
+        """The graph node ID of the VF's PF."""
+        return pf_id(self._names[self._node[row]], self._names[self._pf[row]])
+
+    def attrs(self, row: int) -> dict[str, Any]:
+        """The VF's attributes as a graph node of kind ``vf`` would hold them."""
+        names = self._names
+        found: dict[str, Any] = {KIND: NodeKind.VF.value, "node": names[self._node[row]],
+                                 "pci_address": names[self._pci[row]],
+                                 "pf": names[self._pf[row]], "vf_index": self._index[row]}
+        if self._macs[row]:
+            found["mac"] = self._macs[row]
+        return found
