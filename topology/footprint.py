@@ -27,7 +27,7 @@ from topology.schema import (
     tenant_id,
     vf_id,
 )
-from topology.tiers import route_layers, uplinks
+from topology.tiers import route_layers, tier_links
 
 
 @dataclass(frozen=True, slots=True)
@@ -93,7 +93,7 @@ def prepare(fabric: FabricGraph) -> FabricGraph:
     """Derive every table the queries read, now; ``fabric`` itself is returned."""
     for derive in (_plugs, _owners, _crowds_below, _crowds_behind):
         fabric.cached(derive)
-    uplinks(fabric)
+    tier_links(fabric)
     return fabric
 
 

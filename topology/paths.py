@@ -9,6 +9,7 @@ size of the route's layers; listing stops at ``limit`` paths.
 
 from __future__ import annotations
 
+from collections import defaultdict
 from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import cache
@@ -17,7 +18,7 @@ from itertools import islice, pairwise, product
 from topology.footprint import Plug, plugs
 from topology.graph import FabricGraph
 from topology.schema import id_name
-from topology.tiers import Uplinks, cables, route_layers, uplinks
+from topology.tiers import Links, cables, route_layers, tier_links
 
 
 @dataclass(frozen=True, slots=True)
@@ -74,11 +75,16 @@ def _leaf_routes(fabric: FabricGraph, a: str, b: str) -> tuple[int, list[list[st
     layers = route_layers(fabric, a, b)
     if not layers:
         return 0, []
-    up = uplinks(fabric)
+    up, down = tier_links(fabric)
     ways = {a: 1}
     for layer in layers[1:]:
-        ways = {v: total for v in layer
-                if (total := sum(n * len(cables(up, u, v)) for u, n in ways.items()))}
+        members, reached = set(layer), defaultdict(int)
+        for u, n in ways.items():
+            for links in (up, down):
+                for v, found in links.get(u, {}).items():
+                    if v in members:
+                        reached[v] += n * len(found)
+        ways = reached
     return ways.get(b, 0), layers
 
 
@@ -88,23 +94,25 @@ def _expand(fabric: FabricGraph, layers: list[list[str]], first: str, last: str
 
     Routes share most of their hops, so each distinct hop is made once per listing.
     """
-    up = uplinks(fabric)
+    links = tier_links(fabric)
     hop = cache(Hop)
-    for switches in _chains(up, layers, [layers[0][0]]):
+    for switches in _chains(links, [set(layer) for layer in layers], [layers[0][0]]):
         names = [id_name(switch) for switch in switches]
-        for chosen in product(*(cables(up, x, y) for x, y in pairwise(switches))):
+        for chosen in product(*(cables(links, x, y) for x, y in pairwise(switches))):
             ports = [first, *(p for cable in chosen for p in cable), last]
             yield tuple(hop(name, ports[2 * i], ports[2 * i + 1])
                         for i, name in enumerate(names))
 
 
-def _chains(up: Uplinks, layers: list[list[str]], route: list[str]) -> Iterator[list[str]]:
+def _chains(links: tuple[Links, Links], layers: list[set[str]], route: list[str]
+            ) -> Iterator[list[str]]:
+    """Switch sequences through ``layers`` that follow cables, in ID order."""
     if len(route) == len(layers):
         yield route
         return
-    for nxt in layers[len(route)]:
-        if cables(up, route[-1], nxt):
-            yield from _chains(up, layers, [*route, nxt])
+    last, nxt = route[-1], layers[len(route)]
+    for switch in sorted(v for table in links for v in table.get(last, {}) if v in nxt):
+        yield from _chains(links, layers, [*route, switch])
 
 
 def _port_name(fabric: FabricGraph, plug: Plug) -> str:

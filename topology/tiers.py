@@ -14,21 +14,20 @@ from collections import defaultdict
 from topology.graph import FabricGraph
 from topology.schema import TIER
 
-Uplinks = dict[str, dict[str, tuple[tuple[str, str], ...]]]
-"""Switch ID -> each switch one tier up -> the (own port, far port) names of every usable
+Links = dict[str, dict[str, tuple[tuple[str, str], ...]]]
+"""Switch ID -> each switch one tier away -> the (own port, far port) names of every usable
 cable between them whose ports are up."""
 
 
-def uplinks(fabric: FabricGraph) -> Uplinks:
-    """The fabric's :data:`Uplinks`."""
-    return fabric.cached(_uplinks)
+def tier_links(fabric: FabricGraph) -> tuple[Links, Links]:
+    """The fabric's :data:`Links` one tier up, and one tier down."""
+    return fabric.cached(_tier_links)
 
 
-def cables(up: Uplinks, a: str, b: str) -> tuple[tuple[str, str], ...]:
+def cables(links: tuple[Links, Links], a: str, b: str) -> tuple[tuple[str, str], ...]:
     """The (port on ``a``, port on ``b``) names of the cables between two adjacent tiers."""
-    if b in up.get(a, {}):
-        return up[a][b]
-    return tuple((mine, far) for far, mine in up.get(b, {}).get(a, ()))
+    up, down = links
+    return up.get(a, {}).get(b) or down.get(a, {}).get(b, ())
 
 
 def route_layers(fabric: FabricGraph, a: str, b: str) -> list[list[str]]:
@@ -40,7 +39,7 @@ def route_layers(fabric: FabricGraph, a: str, b: str) -> list[list[str]]:
     >>> route_layers(example_fabric, "switch:leaf01", "switch:leaf02")
     [['switch:leaf01'], ['switch:spine01', 'switch:spine02'], ['switch:leaf02']]
     """
-    up = uplinks(fabric)
+    up = tier_links(fabric)[0]
     climb_a: list[set[str]] = [{a}]
     climb_b: list[set[str]] = [{b}]
     while a != b and climb_a[-1] and climb_b[-1]:
@@ -51,7 +50,7 @@ def route_layers(fabric: FabricGraph, a: str, b: str) -> list[list[str]]:
     return []
 
 
-def _layers(climb_a: list[set[str]], climb_b: list[set[str]], up: Uplinks
+def _layers(climb_a: list[set[str]], climb_b: list[set[str]], up: Links
             ) -> list[list[str]]:
     """Keep, on each side, the switches that lead to where both climbs meet."""
     meet = climb_a[-1] & climb_b[-1]
@@ -65,14 +64,21 @@ def _layers(climb_a: list[set[str]], climb_b: list[set[str]], up: Uplinks
     return [sorted(layer) for layer in ascent + descent[-2::-1]]
 
 
-def _uplinks(fabric: FabricGraph) -> Uplinks:
+def _tier_links(fabric: FabricGraph) -> tuple[Links, Links]:
     nodes, graph = fabric.graph.nodes, fabric.switch_graph
     up: dict[str, dict[str, list[tuple[str, str]]]] = defaultdict(lambda: defaultdict(list))
+    down: dict[str, dict[str, list[tuple[str, str]]]] = defaultdict(lambda: defaultdict(list))
     for a, b, edge in graph.edges(data=True):
         low, high = sorted((a, b), key=lambda s: nodes[s].get(TIER) or 0)
         tier = nodes[low].get(TIER)
         if tier and nodes[high].get(TIER) == tier + 1:
             ports = edge["ends"]
-            up[low][high].append((nodes[ports[low]]["name"], nodes[ports[high]]["name"]))
-    return {low: {high: tuple(found) for high, found in above.items()}
-            for low, above in up.items()}
+            low_port, high_port = nodes[ports[low]]["name"], nodes[ports[high]]["name"]
+            up[low][high].append((low_port, high_port))
+            down[high][low].append((high_port, low_port))
+    return _frozen(up), _frozen(down)
+
+
+def _frozen(table: dict[str, dict[str, list[tuple[str, str]]]]) -> Links:
+    return {switch: {far: tuple(found) for far, found in links.items()}
+            for switch, links in table.items()}
