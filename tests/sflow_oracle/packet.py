@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import struct
 
+from correlator.sflow.packet import OPCODE_CLASS  # the table the Rust core mirrors
 from correlator.sflow.records import Packet
 
 ROCE_PORT = 4791
@@ -29,21 +30,6 @@ _TAGS = frozenset({0x8100, 0x88A8, 0x9100})
 _IP_CLASS = {17: "udp", 6: "tcp", 1: "icmp", 58: "icmp"}
 
 
-def _opcode_classes() -> tuple[str, ...]:
-    """Traffic class of every BTH opcode (RC, UC, RD and UD share the low five bits)."""
-    by_low = {**dict.fromkeys(range(0x00, 0x06), "roce-send"),
-              **dict.fromkeys(range(0x06, 0x0C), "roce-write"),
-              0x0C: "roce-read-request",
-              **dict.fromkeys(range(0x0D, 0x11), "roce-read-response"),
-              0x11: "roce-ack", 0x12: "roce-ack", 0x13: "roce-atomic", 0x14: "roce-atomic",
-              0x15: "roce-send", 0x16: "roce-send"}
-    classes = [by_low.get(code & 0x1F, "roce-other") if code < 0x80 else "roce-other"
-               for code in range(256)]
-    classes[0x81] = "roce-cnp"
-    return tuple(classes)
-
-
-OPCODE_CLASS = _opcode_classes()
 NON_IP = Packet("non-ip", -1, 0, b"", b"", 0, 0, 0, 0, 0, -1, 0, 0, False)
 
 
