@@ -18,7 +18,7 @@ pub fn parse_ipv4(h: &[u8], vlan: i32) -> Packet {
     let (src, dst) = (Addr::from_slice(&ip[12..16]), Addr::from_slice(&ip[16..20]));
     if ip[6] & 0x1F != 0 || ip[7] != 0 {
         // a later fragment: no transport header
-        return ip_only(Traffic::IpOther, vlan, 4, src, dst, tos, protocol);
+        return Packet::ip(Traffic::IpOther, vlan, 4, src, dst, tos, protocol);
     }
     let transport = usize::from(ip[0] & 0x0F) * 4;
     transport_packet(h.get(transport..).unwrap_or(&[]), vlan, 4, src, dst, tos, protocol)
@@ -35,35 +35,16 @@ pub fn parse_ipv6(h: &[u8], vlan: i32) -> Packet {
     transport_packet(&h[IPV6_HEADER..], vlan, 6, src, dst, tc, ip[6])
 }
 
-fn ip_only(traffic: Traffic, vlan: i32, version: u8, src: Addr, dst: Addr, tos: u8, protocol: u8) -> Packet {
-    Packet {
-        traffic,
-        vlan,
-        ip_version: version,
-        src_ip: src,
-        dst_ip: dst,
-        dscp: tos >> 2,
-        ecn: tos & 3,
-        protocol,
-        src_port: 0,
-        dst_port: 0,
-        opcode: -1,
-        dest_qp: 0,
-        psn: 0,
-        becn: false,
-    }
-}
-
 /// The packet whose transport header starts `t`: ports of UDP and TCP, the BTH of
 /// UDP 4791 when all 12 bytes of it are there.
 fn transport_packet(t: &[u8], vlan: i32, version: u8, src: Addr, dst: Addr, tos: u8, protocol: u8) -> Packet {
     let traffic = Traffic::of_ip_protocol(protocol);
     let ports = (u16_at(t, 0), u16_at(t, 2));
     let (Some(src_port), Some(dst_port)) = ports else {
-        return ip_only(traffic, vlan, version, src, dst, tos, protocol);
+        return Packet::ip(traffic, vlan, version, src, dst, tos, protocol);
     };
     if protocol != IPPROTO_TCP && protocol != IPPROTO_UDP {
-        return ip_only(traffic, vlan, version, src, dst, tos, protocol);
+        return Packet::ip(traffic, vlan, version, src, dst, tos, protocol);
     }
     if protocol == IPPROTO_UDP && dst_port == bth::ROCE_V2_PORT {
         let bth_bytes = t.get(UDP_HEADER..UDP_HEADER + bth::BTH_LENGTH).unwrap_or(&[]);
@@ -71,7 +52,7 @@ fn transport_packet(t: &[u8], vlan: i32, version: u8, src: Addr, dst: Addr, tos:
             return p;
         }
     }
-    Packet { src_port, dst_port, ..ip_only(traffic, vlan, version, src, dst, tos, protocol) }
+    Packet { src_port, dst_port, ..Packet::ip(traffic, vlan, version, src, dst, tos, protocol) }
 }
 
 #[cfg(test)]

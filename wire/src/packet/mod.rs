@@ -68,15 +68,28 @@ pub struct Packet {
 impl Packet {
     /// A frame that is not IP, with its VLAN (-1 untagged).
     pub fn non_ip(vlan: i32) -> Packet {
+        Packet::ip(Traffic::NonIp, vlan, 0, Addr::NONE, Addr::NONE, 0, 0)
+    }
+
+    /// An IP packet known down to its IP header (no transport ports, no BTH).
+    pub fn ip(
+        traffic: Traffic,
+        vlan: i32,
+        version: u8,
+        src: Addr,
+        dst: Addr,
+        tos: u8,
+        protocol: u8,
+    ) -> Packet {
         Packet {
-            traffic: Traffic::NonIp,
+            traffic,
             vlan,
-            ip_version: 0,
-            src_ip: Addr::NONE,
-            dst_ip: Addr::NONE,
-            dscp: 0,
-            ecn: 0,
-            protocol: 0,
+            ip_version: version,
+            src_ip: src,
+            dst_ip: dst,
+            dscp: tos >> 2,
+            ecn: tos & 3,
+            protocol,
             src_port: 0,
             dst_port: 0,
             opcode: -1,
