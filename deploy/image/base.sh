@@ -1,0 +1,26 @@
+#!/bin/sh
+# The image's base: a Debian root filesystem from debootstrap (minbase, Python 3.11 and
+# venv), written as a tarball once (a rebuild reuses it) and imported into the local Docker
+# engine with `docker import`: no registry is asked for anything.
+#   deploy/image/base.sh TARBALL TAG [MIRROR]
+set -eu
+tarball=$1 tag=$2 mirror=${3:-http://deb.debian.org/debian}
+suite=bookworm
+packages=python3,python3-venv,ca-certificates
+
+if [ ! -s "$tarball" ]; then
+    [ "$(id -u)" = 0 ] || { echo "base.sh: debootstrap needs root" >&2; exit 2; }
+    command -v debootstrap >/dev/null || { echo "base.sh: no debootstrap (make system-deps)" >&2; exit 2; }
+    root=$(mktemp -d "$(dirname "$tarball")/rootfs.XXXXXX")
+    trap 'rm -rf "$root"' EXIT
+    debootstrap --variant=minbase --include="$packages" "$suite" "$root" "$mirror" >&2
+    # what a container never needs: package downloads and indexes, docs, man pages
+    rm -rf "$root"/var/cache/apt/archives/*.deb "$root"/var/cache/apt/*.bin \
+        "$root"/var/lib/apt/lists/* "$root"/usr/share/doc/* "$root"/usr/share/man/* \
+        "$root"/usr/share/info/* "$root"/var/log/*.log "$root"/var/log/apt/*
+    tar --numeric-owner -C "$root" -cf "$tarball.part" .
+    mv "$tarball.part" "$tarball"
+fi
+if ! docker image inspect "$tag" >/dev/null 2>&1; then
+    docker import --change 'CMD ["/bin/bash"]' "$tarball" "$tag" >/dev/null
+fi
