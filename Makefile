@@ -89,7 +89,8 @@ $(IMAGE_BUILD)/wheels/.built: pyproject.toml $(WIRE_SOURCES) $(PY_SOURCES) | $(S
 
 $(KUBECTL):
 	mkdir -p build/kubernetes-client
-	cd build && apt-get download kubernetes-client
+	cd build && { apt-get download kubernetes-client || \
+		{ apt-get update -qq && apt-get download kubernetes-client; }; }
 	dpkg-deb -x build/kubernetes-client_*.deb build/kubernetes-client
 	rm build/kubernetes-client_*.deb
 	touch $@

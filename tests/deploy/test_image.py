@@ -24,21 +24,26 @@ from pathlib import Path
 import pytest
 import yaml
 
+from inventory.factfile import read_facts
+
 ROOT = Path(__file__).parents[2]
 EXAMPLE = ROOT / "examples" / "fabric-small"
 VERSION = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["version"]
 IMAGE, BASE = f"fabcorr:{VERSION}", "fabcorr-base:bookworm"
 PASSWORD = "lab-only"
 AGENT_FIRST_PORT = 57400  # tests/deploy/fabric_agents.py FIRST_PORT
-SWITCHES = ("leaf01", "leaf02", "leaf03", "leaf04", "spine01", "spine02")  # facts.yaml
+# the example's switches in fact-file order (the agents' ports) and their sFlow agent
+# addresses, what their datagrams carry
+SWITCHES = {s.name: s.mgmt_address for s in read_facts([EXAMPLE / "facts.yaml"]).switches}
 
 
-def _docker(*args: str, timeout: float = 120, check: bool = True) -> str:
-    done = subprocess.run(["docker", *args], capture_output=True, text=True,
-                          timeout=timeout, check=False)
+def _docker(*args: str, timeout: float = 120, check: bool = True,
+            stderr: int = subprocess.PIPE) -> str:
+    done = subprocess.run(["docker", *args], stdout=subprocess.PIPE, stderr=stderr,
+                          text=True, timeout=timeout, check=False)
     if check and done.returncode != 0:
         raise AssertionError(f"docker {' '.join(args)}: exit {done.returncode}: "
-                             f"{done.stderr.strip()[-2000:]}")
+                             f"{(done.stderr or '').strip()[-2000:]}")
     return done.stdout
 
 
@@ -97,10 +102,10 @@ def _wait(condition, timeout: float, what: str, logs) -> None:
         time.sleep(0.2)
 
 
-def _metric(exposition: str, name: str, labels: str = "") -> float:
+def _metric(exposition: str, name: str, labels: str = "") -> float | None:
+    """The sample's value; None while the series is not exposed."""
     match = re.search(rf"^{re.escape(name + labels)} (\S+)$", exposition, re.MULTILINE)
-    assert match, f"{name}{labels} not in /metrics"
-    return float(match.group(1))
+    return float(match.group(1)) if match else None
 
 
 def test_run_in_a_container_against_the_emulated_fabric(image, tmp_path):
@@ -108,7 +113,8 @@ def test_run_in_a_container_against_the_emulated_fabric(image, tmp_path):
     in another, both on a network of their own; the test scrapes the service over HTTP
     and sends it the example's sFlow from a third container."""
     tag = f"fabcorr-test-{uuid.uuid4().hex[:8]}"
-    network, agents, service = f"{tag}-net", f"{tag}-agents", f"{tag}-run"
+    network, agents, service, unready = (f"{tag}-net", f"{tag}-agents", f"{tag}-run",
+                                         f"{tag}-unready")
     mounts = ["-v", f"{EXAMPLE}:/example:ro",
               "-v", f"{Path(__file__).parent / 'fabric_agents.py'}:/agents.py:ro"]
     python = ["--entrypoint", "/opt/fabcorr/bin/python"]
@@ -117,7 +123,7 @@ def test_run_in_a_container_against_the_emulated_fabric(image, tmp_path):
         _docker("run", "-d", "--name", agents, "--network", network, "--read-only",
                 *mounts, *python, image, "/agents.py", "serve", "/example/facts.yaml",
                 PASSWORD)
-        agents_logs = lambda: _docker("logs", agents, check=False)  # noqa: E731
+        agents_logs = lambda: _logs(agents)  # noqa: E731
         _wait(lambda: "ready" in agents_logs(), 120, "agents ready", agents_logs)
         agents_ip = _ip(agents, network)
         subnet = json.loads(_docker("network", "inspect", network, "--format",
@@ -125,9 +131,9 @@ def test_run_in_a_container_against_the_emulated_fabric(image, tmp_path):
         config = {
             "defaults": {"gnmi": {"insecure": True, "username": "fabcorr", "timeout_s": 5.0,
                                   "password": {"env": "FABCORR_GNMI_PASSWORD"}}},
-            "switches": [{"name": name, "address": agents_ip, "protocols": ["gnmi"],
-                          "gnmi": {"port": AGENT_FIRST_PORT + n}}
-                         for n, name in enumerate(SWITCHES)],
+            "switches": [{"name": name, "address": agents_ip, "sflow_agent": agent,
+                          "protocols": ["gnmi"], "gnmi": {"port": AGENT_FIRST_PORT + n}}
+                         for n, (name, agent) in enumerate(SWITCHES.items())],
             "service": {"listen": "0.0.0.0:9460"},
             "kubernetes": {"source": ["/example/kubernetes"]},
             "topology": {"discover_every_s": 0},
@@ -143,7 +149,7 @@ def test_run_in_a_container_against_the_emulated_fabric(image, tmp_path):
                 "--tmpfs", "/tmp", "-e", f"FABCORR_GNMI_PASSWORD={PASSWORD}",
                 "-v", f"{tmp_path}:/etc/fabcorr:ro", "-v", f"{EXAMPLE}:/example:ro",
                 image, "run", "--config", "/etc/fabcorr/fabcorr.yaml")
-        service_logs = lambda: _docker("logs", service, check=False)  # noqa: E731
+        service_logs = lambda: _logs(service)  # noqa: E731
         url = f"http://{_ip(service, network)}:9460"
 
         statuses: list[int] = []
@@ -177,15 +183,46 @@ def test_run_in_a_container_against_the_emulated_fabric(image, tmp_path):
                            "/example/flows.yaml", f"{_ip(service, network)}:6343",
                            timeout=300))
         assert sent > 1000
-        _wait(lambda: _metric(_get(url + "/metrics")[1].decode(),
-                              "fabcorr_sflow_datagrams_total") == sent,
-              60, f"{sent} datagrams decoded", service_logs)
+        decoded = lambda: _metric(_get(url + "/metrics")[1].decode(),  # noqa: E731
+                                  "fabcorr_sflow_datagrams_total")
+        _wait(lambda: decoded() == sent, 60, f"{sent} datagrams decoded",
+              lambda: f"decoded {decoded()}\n" + service_logs())
         _docker("stop", "--time", "30", service, timeout=60)
         assert _docker("inspect", service, "--format", "{{.State.ExitCode}}") == "0\n"
+
+        # the live Kubernetes inventory with its API server unreachable (nothing listens
+        # on the agents' port 1): alive, but not ready until its first lists complete
+        (tmp_path / "kubeconfig").write_text(yaml.safe_dump({
+            "apiVersion": "v1", "kind": "Config", "current-context": "c",
+            "clusters": [{"name": "c", "cluster": {"server": f"http://{agents_ip}:1"}}],
+            "users": [{"name": "u", "user": {"token": "t"}}],
+            "contexts": [{"name": "c", "context": {"cluster": "c", "user": "u"}}]}))
+        config["kubernetes"] = {"source": ["live"], "kubeconfig": "/etc/fabcorr/kubeconfig"}
+        (tmp_path / "unready.yaml").write_text(yaml.safe_dump(config))
+        _docker("run", "-d", "--name", unready, "--network", network, "--read-only",
+                "--tmpfs", "/tmp", "-e", f"FABCORR_GNMI_PASSWORD={PASSWORD}",
+                "-v", f"{tmp_path}:/etc/fabcorr:ro", image, "run", "--config",
+                "/etc/fabcorr/unready.yaml")
+        unready_url = f"http://{_ip(unready, network)}:9460"
+        unready_logs = lambda: _logs(unready)  # noqa: E731
+
+        def alive() -> bool:
+            try:
+                return _get(unready_url + "/healthz")[0] == 200
+            except ConnectionError:
+                return False
+
+        _wait(alive, 120, "alive", unready_logs)
+        assert _get(unready_url + "/readyz") == (503, b"not ready\n")
     finally:
-        for container in (service, agents):
+        for container in (unready, service, agents):
             _docker("rm", "-f", container, check=False)
         _docker("network", "rm", network, check=False)
+
+
+def _logs(container: str) -> str:
+    """The container's output, stdout and stderr interleaved."""
+    return _docker("logs", container, check=False, stderr=subprocess.STDOUT)
 
 
 def _ip(container: str, network: str) -> str:
