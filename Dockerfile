@@ -6,7 +6,9 @@
 # The context needs only build/image/wheels (`make wheels`: the fabcorr wheel with its
 # Rust extension, and every dependency's) and deploy/image/install.sh (.dockerignore).
 # The image runs as user 65532 and writes nothing outside /tmp: run it with a read-only
-# root and a tmpfs or volume on /tmp.
+# root and a tmpfs or volume on /tmp. It listens on 9460/tcp (metrics, API) and 6343/udp
+# (sFlow). Labels come from the command line (`make image`: --label), as each metadata
+# instruction costs the classic builder a layer commit.
 ARG BASE=debian:bookworm-slim
 
 FROM ${BASE} AS runtime
@@ -18,10 +20,6 @@ COPY build/image/wheels /wheels
 RUN fabcorr-install app /wheels
 
 FROM runtime
-ARG VERSION=unknown
-LABEL org.opencontainers.image.title=fabcorr \
-      org.opencontainers.image.version=${VERSION} \
-      org.opencontainers.image.licenses=Apache-2.0
 COPY --from=build /opt/fabcorr /opt/fabcorr
 ENV PATH=/opt/fabcorr/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
     HOME=/tmp \
@@ -29,6 +27,4 @@ ENV PATH=/opt/fabcorr/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbi
     PYTHONUNBUFFERED=1
 USER 65532:65532
 WORKDIR /tmp
-EXPOSE 9460/tcp 6343/udp
 ENTRYPOINT ["fabcorr"]
-CMD ["--help"]

@@ -75,8 +75,10 @@ example: $(STAMP)
 # by `docker build`. Needs root (debootstrap) and Docker; asks no registry.
 image: wheels
 	sh deploy/image/base.sh $(IMAGE_BUILD)/base-bookworm.tar $(BASE_IMAGE) $(DEBIAN_MIRROR)
-	docker build --quiet --build-arg BASE=$(BASE_IMAGE) --build-arg VERSION=$(VERSION) \
-		--tag $(IMAGE) .
+	docker build --quiet --build-arg BASE=$(BASE_IMAGE) --tag $(IMAGE) \
+		--label org.opencontainers.image.title=fabcorr \
+		--label org.opencontainers.image.version=$(VERSION) \
+		--label org.opencontainers.image.licenses=Apache-2.0 .
 
 PY_SOURCES := $(shell find correlator inventory topology simulator -name '*.py' \
 	-not -path '*/__pycache__/*')

@@ -21,6 +21,10 @@ if [ ! -s "$tarball" ]; then
     tar --numeric-owner -C "$root" -cf "$tarball.part" .
     mv "$tarball.part" "$tarball"
 fi
-if ! docker image inspect "$tag" >/dev/null 2>&1; then
-    docker import --change 'CMD ["/bin/bash"]' "$tarball" "$tag" >/dev/null
+# imported again only when the tarball changed (its digest is the image's label)
+digest=$(sha256sum "$tarball" | cut -d' ' -f1)
+label='{{index .Config.Labels "fabcorr.base.sha256"}}'
+if [ "$(docker image inspect --format "$label" "$tag" 2>/dev/null)" != "$digest" ]; then
+    docker import --change 'CMD ["/bin/bash"]' --change "LABEL fabcorr.base.sha256=$digest" \
+        "$tarball" "$tag" >/dev/null
 fi
