@@ -73,12 +73,17 @@ example: $(STAMP)
 # tarball in build/image (rebuilds reuse it) and imported with `docker import`; then the
 # wheels, the fabcorr wheel (its Rust extension inside) and every dependency's, installed
 # by `docker build`. Needs root (debootstrap) and Docker; asks no registry.
-image: wheels
+image: wheels $(IMAGE_BUILD)/base-bookworm.tar
 	sh deploy/image/base.sh $(IMAGE_BUILD)/base-bookworm.tar $(BASE_IMAGE) $(DEBIAN_MIRROR)
 	docker build --quiet --build-arg BASE=$(BASE_IMAGE) --tag $(IMAGE) \
 		--label org.opencontainers.image.title=fabcorr \
 		--label org.opencontainers.image.version=$(VERSION) \
 		--label org.opencontainers.image.licenses=Apache-2.0 .
+
+$(IMAGE_BUILD)/base-bookworm.tar: deploy/image/base.sh
+	mkdir -p $(IMAGE_BUILD)
+	rm -f $@
+	sh deploy/image/base.sh $@ $(BASE_IMAGE) $(DEBIAN_MIRROR)
 
 PY_SOURCES := $(shell find correlator inventory topology simulator -name '*.py' \
 	-not -path '*/__pycache__/*')

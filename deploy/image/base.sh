@@ -14,10 +14,12 @@ if [ ! -s "$tarball" ]; then
     root=$(mktemp -d "$(dirname "$tarball")/rootfs.XXXXXX")
     trap 'rm -rf "$root"' EXIT
     debootstrap --variant=minbase --include="$packages" "$suite" "$root" "$mirror" >&2
-    # what a container never needs: package downloads and indexes, docs, man pages
+    # what a container never needs: package downloads and indexes, logs, docs and man
+    # pages (the packages' copyright files stay)
     rm -rf "$root"/var/cache/apt/archives/*.deb "$root"/var/cache/apt/*.bin \
-        "$root"/var/lib/apt/lists/* "$root"/usr/share/doc/* "$root"/usr/share/man/* \
-        "$root"/usr/share/info/* "$root"/var/log/*.log "$root"/var/log/apt/*
+        "$root"/var/lib/apt/lists/* "$root"/usr/share/man/* "$root"/usr/share/info/* \
+        "$root"/var/log/*.log "$root"/var/log/apt/*
+    find "$root"/usr/share/doc -type f ! -name copyright -delete
     tar --numeric-owner -C "$root" -cf "$tarball.part" .
     mv "$tarball.part" "$tarball"
 fi
