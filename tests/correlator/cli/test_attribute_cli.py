@@ -291,8 +291,8 @@ def test_the_uplinks_hotspot_names_culprit_victim_and_noisy_neighbour(capsys, ca
     assert [s["name"] for s in hot["culprit_jobs"]] == ["job:a/llm"]
     assert [s["name"] for s in hot["victim_jobs"]] == ["job:b/cv"]
     low, high = bounds(A_SAMPLES, A_SAMPLES + B_SAMPLES)
-    assert hot["noisy_neighbour"] == (f"tenant:a sends 67% ({low:.0%}-{high:.0%}) of a link "
-                                      "that tenant:b also use")
+    assert hot["noisy_neighbour"] == (f"a sends 67% ({low:.0%}-{high:.0%}) of a link "
+                                      "that b also use")
 
 
 @pytest.mark.parametrize(("intervals", "hotspots"), [(1, 1), (3, 1), (4, 0)])
