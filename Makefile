@@ -21,7 +21,7 @@ $(STAMP): pyproject.toml $(WIRE_SOURCES)
 	$(BIN)/python -m pip install --quiet --disable-pip-version-check -e '.[dev]'
 	touch $(STAMP)
 
-# The service against the emulated fabric of examples/scenarios/demo.yaml (about a minute).
+# The service against the emulated fabric of simulator/scenarios/demo.yaml (about a minute).
 demo: $(STAMP)
 	$(BIN)/fabcorr demo --out out/demo --snmp leaf02,leaf04
 

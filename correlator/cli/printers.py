@@ -148,7 +148,7 @@ def fit(widths: list[int], width: int | None) -> list[int]:
     the widest column narrows first, none below ten characters (or its own width).
 
     >>> fit([6, 40, 30], 60), fit([6, 40, 30], None), fit([6, 40, 30], 20)
-    ([6, 26, 24], [6, 40, 30], [6, 10, 10])
+    ([6, 25, 25], [6, 40, 30], [6, 10, 10])
     """
     widths = list(widths)
     if width is None:
