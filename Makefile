@@ -56,7 +56,7 @@ example: $(STAMP)
 	rm -rf $(EXAMPLE)/kubernetes
 	$(BIN)/fabcorr simulate generate --spec $(EXAMPLE)/fabric.yaml \
 		--facts-out $(EXAMPLE)/facts.yaml --kube-out $(EXAMPLE)/kubernetes \
-		-o $(EXAMPLE)/topology.json
+		--out $(EXAMPLE)/topology.json
 
 system-deps:
 	@missing=$$(for p in $(APT_PACKAGES); do dpkg -s $$p >/dev/null 2>&1 || echo $$p; done); \

@@ -40,7 +40,8 @@ def tsharks(path: Path) -> list[tuple[float | None, str, int, int, bytes]]:
     found = []
     for line in done.stdout.splitlines():
         at, v4, v6, sport, dport, payload = line.split("|")
-        found.append((float(at) if at else None, v4 or v6, int(sport), int(dport), bytes.fromhex(payload)))
+        found.append((float(at) if at else None, v4 or v6, int(sport), int(dport),
+                      bytes.fromhex(payload)))
     return found
 
 

@@ -52,7 +52,7 @@ def test_kubernetes_dumps_feed_the_topology(capsys, tmp_path):
     write_facts(network_only, tmp_path / "network.yaml")
     snapshot = tmp_path / "t.json"
     assert main(["topology", "build", "--facts", str(tmp_path / "network.yaml"),
-                 "--kubernetes", DUMPS, "-o", str(snapshot)]) == 0
+                 "--kubernetes", DUMPS, "--out", str(snapshot)]) == 0
     code, out, _ = run(capsys, "topology", "link", "spine01:Ethernet1", "-o", "json",
                        "--snapshot", str(snapshot))
     assert code == 0
@@ -212,7 +212,7 @@ def test_problems_of_a_clean_cluster_are_none(capsys):
 @pytest.mark.parametrize("suffix", [".yaml", ".json"])
 def test_facts_are_written_for_topology_build(capsys, tmp_path, suffix):
     out_file = tmp_path / f"k8s{suffix}"
-    code, out, _ = run(capsys, "inventory", "facts", "--from", DUMPS, "-o", str(out_file))
+    code, out, _ = run(capsys, "inventory", "facts", "--from", DUMPS, "--out", str(out_file))
     assert (code, out) == (0, "")
     facts = read_facts([out_file])
     endpoints = json.loads((EXAMPLE / "kubernetes" / "spiderendpoints.json").read_text())
@@ -234,7 +234,7 @@ def test_facts_are_written_for_topology_build(capsys, tmp_path, suffix):
 def test_facts_follow_the_tenant_rules(capsys, tmp_path):
     out_file = tmp_path / "k8s.yaml"
     assert run(capsys, "inventory", "facts", "--from", DUMPS, "--tenant-rule", "namespace",
-               "-o", str(out_file))[0] == 0
+               "--out", str(out_file))[0] == 0
     facts = read_facts([out_file])
     assert sorted((t.name, t.source) for t in facts.tenants) == [
         ("team-a", "namespace"), ("team-b", "namespace")]

@@ -154,3 +154,21 @@ def test_basic_auth_and_tls(capsys, run, tmp_path, monkeypatch):
         assert (code, out) == local[:2] and json.loads(out)["link"] == "spine01:Ethernet1"
     finally:
         server.close()
+
+
+def test_fabcorr_server_is_the_default_server(capsys, run, monkeypatch):
+    pcap, url, _ = run
+    asked = answer(capsys, ["who", "spine01:Ethernet1", "-o", "json", "--server", url])
+    monkeypatch.setenv("FABCORR_SERVER", url)
+    assert answer(capsys, ["who", "spine01:Ethernet1", "-o", "json"]) == asked
+    monkeypatch.setenv("FABCORR_SERVER", "http://127.0.0.1:1")  # nobody listens
+    files = answer(capsys, ["who", "spine01:Ethernet1", "-o", "json", "--snapshot",
+                            str(SNAPSHOT), "--pcap", str(pcap)])
+    assert files == asked  # files named: the variable is not asked
+    assert answer(capsys, ["topology", "summary", "--snapshot", str(SNAPSHOT)])[0] == 0
+    assert answer(capsys, ["topology", "summary"]) == (
+        2, "", "fabcorr: cannot reach http://127.0.0.1:1: [Errno 111] Connection refused\n")
+    monkeypatch.setenv("FABCORR_SERVER", "127.0.0.1:8080")
+    assert answer(capsys, ["topology", "summary"]) == (
+        2, "", "fabcorr: $FABCORR_SERVER: '127.0.0.1:8080' is not an http:// or https:// "
+               "URL\n")

@@ -188,7 +188,7 @@ EXAMPLE = Path(__file__).parents[3] / "examples" / "fabric-small"
 def test_the_example_capture_names_the_noisy_tenant_and_its_victims(capsys, tmp_path):
     pcap = tmp_path / "example.pcap"
     assert main(["simulate", "capture", "--snapshot", str(EXAMPLE / "topology.json"),
-                 "--flows", str(EXAMPLE / "flows.yaml"), "-o", str(pcap)]) == 0
+                 "--flows", str(EXAMPLE / "flows.yaml"), "--out", str(pcap)]) == 0
     err = capsys.readouterr().err
     assert "sent spine01:Ethernet1 from 10.101.0.2: 210000000 packets, 876540000000 bytes" in err
     assert main(["attribute", "--snapshot", str(EXAMPLE / "topology.json"), "--pcap",
@@ -228,5 +228,5 @@ def test_a_bad_capture_spec_names_the_key(capsys, tmp_path, text, message):
     spec = tmp_path / "flows.yaml"
     spec.write_text(text)
     assert main(["simulate", "capture", "--snapshot", str(EXAMPLE / "topology.json"),
-                 "--flows", str(spec), "-o", str(tmp_path / "x.pcap")]) == 2
+                 "--flows", str(spec), "--out", str(tmp_path / "x.pcap")]) == 2
     assert f"{spec}: {message}" in capsys.readouterr().err

@@ -23,7 +23,7 @@ def small(tmp_path_factory):
     folder = tmp_path_factory.mktemp("small")
     code = main(["simulate", "generate", "--size", "small", "--facts-out",
                  str(folder / "facts.yaml"), "--kube-out", str(folder / "kubernetes"),
-                 "-o", str(folder / "topology.json")])
+                 "--out", str(folder / "topology.json")])
     assert code == 0
     return folder
 

@@ -97,17 +97,17 @@ def test_at_resolves_an_ip_as_owned_then(capsys):
 def test_build_then_export_graphml(capsys, tmp_path):
     snapshot = tmp_path / "t.json"
     code, _, err = run(capsys, "topology", "build", "--facts", str(EXAMPLE / "facts.yaml"),
-                       "-o", str(snapshot))
+                       "--out", str(snapshot))
     assert code == 0 and "161 nodes" in err
     assert snapshot.read_bytes() == (EXAMPLE / "topology.json").read_bytes()
-    code, _, _ = run(capsys, "topology", "export", "--format", "graphml", "-o",
+    code, _, _ = run(capsys, "topology", "export", "-o", "graphml", "--out",
                      str(tmp_path / "f.graphml"), "--snapshot", str(snapshot))
     graph = nx.read_graphml(tmp_path / "f.graphml")
     assert code == 0 and graph.number_of_nodes() == 161
 
 
 def test_export_to_stdout(capsysbinary):
-    assert main(["topology", "export", "--format", "dot", "-o", "-", "--snapshot",
+    assert main(["topology", "export", "-o", "dot", "--out", "-", "--snapshot",
                  SNAPSHOT]) == 0
     assert capsysbinary.readouterr().out.startswith(b"graph fabric {")
 
@@ -115,13 +115,13 @@ def test_export_to_stdout(capsysbinary):
 def test_problems_listing(capsys, tmp_path):
     snapshot = tmp_path / "t.json"
     assert main(["simulate", "generate", "--spec", str(EXAMPLE / "fabric.yaml"),
-                 "-o", str(snapshot)]) == 0
+                 "--out", str(snapshot)]) == 0
     code, out, _ = run(capsys, "topology", "problems", "--snapshot", str(snapshot))
     assert (code, out) == (0, "KIND  SUBJECT  DETAIL\n")
 
 
 def test_simulate_generate_gpus(capsys, tmp_path):
-    code, _, err = run(capsys, "simulate", "generate", "--gpus", "64", "-o",
+    code, _, err = run(capsys, "simulate", "generate", "--gpus", "64", "--out",
                        str(tmp_path / "t.json"))
     assert code == 0
     assert "64 GPUs, 8 nodes, 8 leaves" in err
@@ -133,7 +133,7 @@ def test_simulate_generate_gpus(capsys, tmp_path):
 def test_bad_spec_exits_2_naming_file_and_key(capsys, tmp_path):
     spec = tmp_path / "fabric.yaml"
     spec.write_text("nodes: 2\nspine: 3\n")
-    code, _, err = run(capsys, "simulate", "generate", "--spec", str(spec), "-o",
+    code, _, err = run(capsys, "simulate", "generate", "--spec", str(spec), "--out",
                        str(tmp_path / "t.json"))
     assert code == 2
     assert err.startswith(f"fabcorr: {spec}: spine: unknown key (keys: nodes, rails,")
