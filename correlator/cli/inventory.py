@@ -6,7 +6,7 @@ import argparse
 import sys
 from typing import Any
 
-from correlator.cli.human import plural
+from correlator.cli.human import count, plural
 from correlator.cli.options import add_format, number, write_out
 from correlator.cli.printers import Block, Table, emit
 from correlator.cli.status import ExitStatus
@@ -77,9 +77,9 @@ def load_inventory(args: argparse.Namespace) -> Inventory:
 def _run(args: argparse.Namespace) -> ExitStatus:
     found = load_inventory(args)
     counts = found.counts
-    print(f"{plural(counts.get('pods', 0), 'pod')} ({counts.get('pods_with_rdma', 0)} "
+    print(f"{plural(counts.get('pods', 0), 'pod')} ({count(counts.get('pods_with_rdma', 0))} "
           f"with RDMA interfaces), {plural(counts.get('interfaces', 0), 'interface')} "
-          f"({counts.get('interfaces_joined', 0)} joined to a VF), "
+          f"({count(counts.get('interfaces_joined', 0))} joined to a VF), "
           f"{plural(counts.get('jobs', 0), 'job')}, {plural(counts.get('tenants', 0), 'tenant')}"
           f", {plural(len(found.problems), 'problem')}", file=sys.stderr)
     if args.view == "facts":

@@ -1,6 +1,7 @@
 """The CLI tests run two hours east of UTC, so that local times are told from UTC ones."""
 
 import time
+from datetime import datetime, timedelta, timezone
 
 import pytest
 
@@ -15,3 +16,9 @@ def local_zone(monkeypatch):
     yield
     monkeypatch.undo()
     time.tzset()
+
+
+def iso(epoch: float) -> str:
+    """The local time the CLI prints for ``epoch`` in this zone, by the standard library
+    alone: ``2026-01-01T03:00:00+02:00`` for 1767229200."""
+    return datetime.fromtimestamp(round(epoch), timezone(timedelta(hours=2))).isoformat()

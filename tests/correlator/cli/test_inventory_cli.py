@@ -65,7 +65,9 @@ def test_kubernetes_dumps_feed_the_topology(capsys, tmp_path):
 
 def test_facts_needs_a_file(capsys):
     code, _, err = run(capsys, "inventory", "facts", "--from", DUMPS)
-    assert code == 2 and "needs -o FILE" in err
+    assert (code, err.splitlines()[-1]) == (
+        2, "fabcorr: --out: 'inventory facts' needs --out FILE (.yaml or .json, '-' for "
+           "standard output)")
 
 
 def test_live_cluster_through_a_kubeconfig(capsys, tmp_path):
@@ -244,4 +246,5 @@ def test_facts_follow_the_tenant_rules(capsys, tmp_path):
 def test_an_unknown_format_exits_2_listing_the_formats(capsys, view):
     code, out, err = run(capsys, "inventory", view, "--from", DUMPS, "-o", "xml")
     assert (code, out) == (2, "")
-    assert err.endswith("fabcorr: --output: must be one of table, wide, json, yaml, not 'xml'\n")
+    assert err == ("fabcorr: --output: invalid choice: 'xml' (choose from 'table', 'wide', "
+                   "'json', 'yaml', 'jsonl')\n")

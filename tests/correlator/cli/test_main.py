@@ -166,7 +166,7 @@ REPRODUCERS = {
         lambda t: ["frobnicate"],
         2, "COMMAND: invalid choice: 'frobnicate' (choose from 'topology', 'inventory', "
            "'discover', 'sflow', 'attribute', 'hotspots', 'who', 'top', 'run', 'config', "
-           "'demo', 'simulate')"),
+           "'demo', 'simulate', 'completion')"),
 }
 
 

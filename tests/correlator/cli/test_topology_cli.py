@@ -3,6 +3,7 @@
 import json
 import subprocess
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 import networkx as nx
@@ -10,6 +11,9 @@ import pytest
 import yaml
 
 from correlator.cli.main import main
+from inventory.factfile import read_facts
+from topology.build import build_graph
+from topology.snapshot import save_snapshot
 
 EXAMPLE = Path(__file__).parents[3] / "examples" / "fabric-small"
 SNAPSHOT = str(EXAMPLE / "topology.json")
@@ -33,6 +37,28 @@ def test_where_table(capsys):
         "team-b/bert-large-worker-3  net2  10.102.0.9/16  gpu08  ens2f0np0  2     0000:3d:00.2"
         "  leaf04  Ethernet4",
     ]
+
+
+def test_where_marks_an_ended_pod_with_its_end_time(capsys, tmp_path):
+    facts = read_facts([str(EXAMPLE / "facts.yaml")])
+    ended = [replace(i, valid_until=1767229215.0) if i.pod == "bert-large-worker-3" else i
+             for i in facts.pod_interfaces]
+    snapshot = tmp_path / "ended.json"
+    save_snapshot(build_graph(replace(facts, pod_interfaces=tuple(ended))), snapshot)
+    code, out, _ = run(capsys, "topology", "where", "team-b/bert-large-worker-3",
+                       "--snapshot", str(snapshot))
+    assert code == 0
+    assert out.splitlines() == [
+        "POD                         IF    IPV4           NODE   PF         RAIL  VF"
+        "            LEAF    PORT       ENDED",
+        "team-b/bert-large-worker-3  net1  10.101.0.9/16  gpu08  ens1f0np0  1     0000:1a:00.2"
+        "  leaf02  Ethernet4  2026-01-01T03:00:15+02:00",
+        "team-b/bert-large-worker-3  net2  10.102.0.9/16  gpu08  ens2f0np0  2     0000:3d:00.2"
+        "  leaf04  Ethernet4  2026-01-01T03:00:15+02:00",
+    ]
+    code, out, _ = run(capsys, "topology", "where", "team-b/bert-large-worker-3",
+                       "--snapshot", str(snapshot), "-o", "json")
+    assert [r["valid_until"] for r in json.loads(out)] == [1767229215.0, 1767229215.0]
 
 
 @pytest.mark.parametrize("fmt", ["json", "yaml"])
@@ -71,7 +97,7 @@ def test_not_found_exits_1_with_close_matches(capsys):
 @pytest.mark.parametrize(("argv", "line"), [
     (["topology", "where"], "topology where: the following arguments are required: THING"),
     (["topology", "where", "gpu01", "-o", "xml", "--snapshot", SNAPSHOT],
-     "--output: invalid choice: 'xml' (choose from 'table', 'wide', 'json', 'yaml')"),
+     "--output: invalid choice: 'xml' (choose from 'table', 'wide', 'json', 'yaml', 'jsonl')"),
     (["topology", "frobnicate"], "SUBCOMMAND: invalid choice: 'frobnicate' (choose from "
      "'build', 'where', 'path', 'link', 'job', 'tenant', 'summary', 'problems', 'export', "
      "'check')"),
