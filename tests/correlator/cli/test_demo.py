@@ -14,7 +14,6 @@ from topology.queries import summary
 from topology.schema import port_id
 from topology.snapshot import load_snapshot
 
-SCENARIOS = Path(__file__).parents[3] / "simulator" / "scenarios"
 MAKE_DEMO = ("--snmp", "leaf02,leaf04")  # what the Makefile's demo target adds
 DEADLINE_S = 600  # a demo takes about a minute; only a hung one comes near this
 
@@ -43,8 +42,7 @@ def run_demo(out: Path, *options: str) -> tuple[int, str]:
 @pytest.fixture(scope="module")
 def runs(tmp_path_factory):
     found = {}
-    for name, options in (("demo", MAKE_DEMO), ("failures", ("--scenario",
-                                                             str(SCENARIOS / "failures.yaml")))):
+    for name, options in (("demo", MAKE_DEMO), ("failures", ("--scenario", "failures"))):
         out = tmp_path_factory.mktemp(name)
         found[name] = (*run_demo(out, *options), out)
     return found
@@ -73,10 +71,37 @@ def test_the_demo_finds_the_noisy_tenant_two_intervals_after_it_starts_and_passe
         in out
 
 
+def _announced(out: str, expected: list[tuple[int, str]]) -> None:
+    """Each scripted event is announced once its moment has come: after every interval
+    line that ends before it, before every one that ends after it."""
+    lines = out.splitlines()
+    found = [n for n, line in enumerate(lines) if "  EVENT " in line]
+    assert [lines[n] for n in found] == [f"  {f'+{at} s':>6}  EVENT {text}"
+                                         for at, text in expected], out
+    ends = {n: int(m.group(1)) for n, line in enumerate(lines)
+            if (m := re.match(r"  \+\s*(-?\d+) s  ", line)) and "EVENT" not in line}
+    for n, (at, _) in zip(found, expected, strict=True):
+        assert all(end <= at for k, end in ends.items() if k < n), out
+        assert all(end >= at for k, end in ends.items() if k > n), out
+
+
+def test_the_demo_announces_the_noisy_job_and_the_ip_handover_as_they_happen(runs):
+    _, out, _ = runs["demo"]
+    _announced(out, [
+        (5, "noisy job: team-c/sweep (tenant team-c) starts sending 170 Gb/s per NIC"),
+        (20, "fixed-IP handover: team-a/eval-1 (tenant team-a, job team-a/eval) ends; "
+             "team-b/bert-large-worker-4 (tenant team-b, job team-b/bert-large) takes its VFs "
+             "and IPs 10.101.0.11, 10.102.0.11")])
+
+
 def test_a_switch_that_stops_answering_is_reported_down_and_the_rest_stays_accurate(runs):
     code, out, _ = runs["failures"]
     assert code == 0, out
-    lines = [line for line in out.splitlines() if re.match(r"\s+\+\s*\d+ s", line)]
+    _announced(out, [(20, "link down: the cable at leaf01:Ethernet9 carries nothing"),
+                     (40, "switch down: spine02 stops answering management and telemetry "
+                          "(it still forwards)")])
+    lines = [line for line in out.splitlines()
+             if re.match(r"\s+\+\s*\d+ s", line) and "EVENT" not in line]
     down = [int(re.match(r"\s+\+\s*(\d+)", line).group(1)) for line in lines
             if "not answering: spine02" in line]
     assert down and min(down) >= 40  # the scenario stops spine02 at 40 s

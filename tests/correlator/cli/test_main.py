@@ -211,3 +211,17 @@ def test_every_problem_kind_in_the_code_is_known():
 
 def test_every_field_of_a_counter_reading_is_checked():
     assert list(_FIELDS) == [f.name for f in fields(PortCounters)]
+
+
+def test_every_help_text_renders_and_shows_percent_signs_once(capsys):
+    from correlator.cli.completion import commands
+    from correlator.cli.main import build_parser
+
+    for command in commands(build_parser()):
+        with pytest.raises(SystemExit):
+            main([*command.path.split()[1:], "--help"])
+        out = capsys.readouterr().out
+        assert out.startswith(f"usage: {command.path}") and "%%" not in out, command.path
+    with pytest.raises(SystemExit):
+        main(["attribute", "--help"])
+    assert "with 95% intervals" in " ".join(capsys.readouterr().out.split())
