@@ -8,8 +8,8 @@ from datetime import datetime
 
 from topology.schema import NodeKind
 
-_PREFIXES = ("", "k", "M", "G", "T", "P")
-_KINDS = frozenset(NodeKind)
+_SI = ("", "k", "M", "G", "T", "P")
+_PREFIXES_OF_IDS = frozenset({*NodeKind, "podif"})  # the prefixes of topology.schema's IDs
 
 
 def local_time(epoch: float) -> str:
@@ -41,9 +41,9 @@ def bit_rate(bits_per_second: float) -> str:
     ('400 Gb/s', '2.5 Gb/s', '123 Mb/s', '1 kb/s', '0 b/s')
     """
     value, prefix = float(bits_per_second), 0
-    while prefix < len(_PREFIXES) - 1 and abs(float(f"{value:.3g}")) >= 1000:
+    while prefix < len(_SI) - 1 and abs(float(f"{value:.3g}")) >= 1000:
         value, prefix = value / 1000, prefix + 1
-    return f"{float(f'{value:.3g}'):g} {_PREFIXES[prefix]}b/s"
+    return f"{float(f'{value:.3g}'):g} {_SI[prefix]}b/s"
 
 
 def byte_rate(bytes_per_second: float) -> str:
@@ -86,8 +86,8 @@ def short_name(node_id: str) -> str:
     """A node ID without its kind prefix: ``tenant:team-a`` -> ``team-a``; anything else
     (``other``, an IPv6 address) stays as it is.
 
-    >>> short_name("tenant:team-a"), short_name("pod-interface:a/w-0/net1"), short_name("other")
+    >>> short_name("tenant:team-a"), short_name("podif:a/w-0/net1"), short_name("other")
     ('team-a', 'a/w-0/net1', 'other')
     """
     kind, sep, rest = node_id.partition(":")
-    return rest if sep and kind in _KINDS else node_id
+    return rest if sep and kind in _PREFIXES_OF_IDS else node_id

@@ -7,7 +7,7 @@ import sys
 from typing import Any
 
 from correlator.cli import plan
-from correlator.cli.human import bit_rate, local_time, plural
+from correlator.cli.human import bit_rate, local_time, plural, short_name
 from correlator.cli.options import (
     DEFAULT_SNAPSHOT,
     add_format,
@@ -253,7 +253,7 @@ def _summary_blocks(summary: dict[str, Any], wide: bool) -> list[Block]:
 def _problems(args: argparse.Namespace) -> ExitStatus:
     found = ask(args, "topology/problems", kind=args.kind)
     emit(found, lambda rows, wide: [Table(["kind", "subject", "detail"],
-                                          [[p["kind"], p["subject"], p["detail"]]
+                                          [[p["kind"], short_name(p["subject"]), p["detail"]]
                                            for p in rows])],
          args.output, sys.stdout)
     return ExitStatus.OK

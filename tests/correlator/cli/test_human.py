@@ -52,11 +52,11 @@ def test_counts_have_thousands_separators_and_plurals_agree():
 
 
 def test_names_lose_their_kind_prefix_only():
-    assert [short_name(n) for n in ("tenant:team-a", "job:team-a/llm", "pod:team-b/w-0",
-                                    "port:leaf01/Ethernet1", "other", "unattributed",
-                                    "2001:db8::1")] == [
-        "team-a", "team-a/llm", "team-b/w-0", "leaf01/Ethernet1", "other", "unattributed",
-        "2001:db8::1"]
+    assert [short_name(n) for n in (
+        "tenant:team-a", "job:team-a/llm", "pod:team-b/w-0", "port:leaf01/Ethernet1",
+        "podif:a/w-0/net1", "other", "unattributed", "2001:db8::1")] == [
+        "team-a", "team-a/llm", "team-b/w-0", "leaf01/Ethernet1", "a/w-0/net1", "other",
+        "unattributed", "2001:db8::1"]
 
 
 def test_tables_fold_their_widest_cells_to_the_width():
