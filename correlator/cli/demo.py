@@ -210,7 +210,7 @@ def _wait_ready(url: str, service: subprocess.Popen, log: Path, timeout: float =
 def events(scenario: Any, facts: FactSet) -> list[tuple[float, str]]:
     """The scenario's scripted events in time order: (seconds after the start, what
     happens, named as people know them)."""
-    from simulator.scenario import IpReuse, LinkDown, Noisy, SwitchDown
+    from simulator.scenario import IpReuse, LinkDown, Noisy
 
     tenants = {f"{j.tenant}/{j.name}": j.tenant for j in scenario.traffic}
     pods = {f"{p.namespace}/{p.name}": p for p in facts.pods}
@@ -230,11 +230,9 @@ def events(scenario: Any, facts: FactSet) -> list[tuple[float, str]]:
                     f"takes its VFs and IPs {', '.join(ips)}")
         elif isinstance(event, LinkDown):
             text = f"link down: the cable at {event.switch}:{event.port} carries nothing"
-        elif isinstance(event, SwitchDown):
+        else:
             text = (f"switch down: {event.switch} stops answering management and telemetry "
                     "(it still forwards)")
-        else:
-            continue
         found.append((float(event.at), text))
     return found
 

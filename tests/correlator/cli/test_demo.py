@@ -9,6 +9,9 @@ from pathlib import Path
 
 import pytest
 
+from correlator.cli.demo import events, shipped
+from simulator.generator import generate_facts
+from simulator.scenario import load_scenario
 from tests.correlator.service.running import free_port
 from topology.queries import summary
 from topology.schema import port_id
@@ -83,6 +86,23 @@ def _announced(out: str, expected: list[tuple[int, str]]) -> None:
     for n, (at, _) in zip(found, expected, strict=True):
         assert all(end <= at for k, end in ends.items() if k < n), out
         assert all(end >= at for k, end in ends.items() if k > n), out
+
+
+def test_events_are_named_as_people_know_them():
+    """The announcements of the shipped scenarios, from the scenario and the fabric's facts
+    (the handover's IPs are the ended pod's)."""
+    found = {}
+    for name, path in shipped().items():
+        scenario = load_scenario(path)
+        found[name] = events(scenario, generate_facts(scenario.fabric))
+    assert found == {
+        "demo": [(5.0, "noisy job: team-c/sweep (tenant team-c) starts sending 170 Gb/s per NIC"),
+                 (20.0, "fixed-IP handover: team-a/eval-1 (tenant team-a, job team-a/eval) "
+                        "ends; team-b/bert-large-worker-4 (tenant team-b, job "
+                        "team-b/bert-large) takes its VFs and IPs 10.101.0.11, 10.102.0.11")],
+        "failures": [(20.0, "link down: the cable at leaf01:Ethernet9 carries nothing"),
+                     (40.0, "switch down: spine02 stops answering management and telemetry "
+                            "(it still forwards)")]}
 
 
 def test_the_demo_announces_the_noisy_job_and_the_ip_handover_as_they_happen(runs):
