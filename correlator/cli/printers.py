@@ -9,6 +9,7 @@ nothing of switches or pods.
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import shutil
@@ -23,6 +24,7 @@ import yaml
 from correlator.data import to_data
 
 _YAML_DUMPER = getattr(yaml, "CSafeDumper", yaml.SafeDumper)  # libyaml's, when built with it
+_YAML_BATCH = 256
 
 FORMATS = ("table", "wide", "json", "yaml", "jsonl")
 _SHORT_LIST = 12
@@ -74,20 +76,20 @@ def write_lines(items: Iterable[Any], stream: TextIO) -> None:
 
 
 def stream_list(items: Iterable[Any], fmt: str, stream: TextIO) -> None:
-    """A list in a data format (``json``, ``yaml``, ``jsonl``) written item by item as
-    ``items`` come, the same text :func:`emit` writes for the whole list (``json``, ``yaml``),
-    in memory bounded by one item."""
+    """A list in a data format (``json``, ``yaml``, ``jsonl``) written as ``items`` come,
+    the same text :func:`emit` writes for the whole list, in memory bounded by a batch of
+    items (YAML is dumped :data:`_YAML_BATCH` items at a time: one call per item costs
+    more than the dumping)."""
     if fmt == "jsonl":
         write_lines(items, stream)
         return
-    empty = True
-    for item in items:
-        data = to_data(item)
+    empty, data = True, map(to_data, items)
+    while batch := list(itertools.islice(data, _YAML_BATCH if fmt == "yaml" else 1)):
         if fmt == "json":
-            text = json.dumps(data, indent=2)
+            text = json.dumps(batch[0], indent=2)
             stream.write(("[\n  " if empty else ",\n  ") + text.replace("\n", "\n  "))
         else:
-            stream.write(yaml.dump([data], Dumper=_YAML_DUMPER, sort_keys=False))
+            stream.write(yaml.dump(batch, Dumper=_YAML_DUMPER, sort_keys=False))
         empty = False
     if fmt == "json":
         stream.write("[]\n" if empty else "\n]\n")
