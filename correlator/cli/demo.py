@@ -28,7 +28,7 @@ from typing import Any
 import yaml
 
 from correlator.attribution.hotspots import Thresholds
-from correlator.cli.human import bit_rate, offset
+from correlator.cli.human import bit_rate, offset, plural
 from correlator.cli.status import ExitStatus
 from inventory.errors import ConfigError, SourceError
 from inventory.facts import FactSet
@@ -259,10 +259,10 @@ def _follow(url: str, fabric: Any, start: float, began: float,
         seen_interval = interval["start"]
         hotspots = [h for h in _get(url, "/api/v1/hotspots") if h["end"] is None]
         down = sorted(n for n, h in status["collectors"].items() if not h["up"])
-        _say(f"  +{interval['start'] + interval['seconds'] - start:4.0f} s  "
+        _say(f"  {offset(round(interval['start'] + interval['seconds'] - start)):>6}  "
              f"{interval['samples']:6,} samples on {interval['link_directions']} link "
              f"directions, {status['ports_with_rates']} ports with counter rates, "
-             f"{len(hotspots)} hotspot(s) active"
+             f"{plural(len(hotspots), 'hotspot')} active"
              + (f"; not answering: {', '.join(down)}" if down else ""))
         for hot in hotspots:
             key = (hot["port"], hot["direction"], hot["start"])
@@ -280,7 +280,7 @@ def _hotspot(hot: dict[str, Any], start: float, after: float) -> str:
 
     link = hot["port"].removeprefix("port:").replace("/", ":", 1)
     lines = [f"  HOTSPOT {link} {hot['direction']}: {', '.join(hot['kinds'])} "
-             f"({hot['severity']}) since +{hot['start'] - start:.0f} s "
+             f"({hot['severity']}) since {offset(round(hot['start'] - start))} "
              f"[{after:.0f} s after the demo started]",
              f"    culprits:  {shares(hot['culprits'])}; jobs {shares(hot['culprit_jobs'])}",
              f"    victims:   {shares(hot['victims'])}; jobs {shares(hot['victim_jobs'])}"]
