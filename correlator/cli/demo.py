@@ -28,7 +28,7 @@ from typing import Any
 import yaml
 
 from correlator.attribution.hotspots import Thresholds
-from correlator.cli.human import bit_rate, offset, plural
+from correlator.cli.human import bit_rate, local_time, offset, plural
 from correlator.cli.status import ExitStatus
 from inventory.errors import ConfigError, SourceError
 from inventory.facts import FactSet
@@ -145,7 +145,7 @@ def _demo(args: argparse.Namespace) -> ExitStatus:
         else:
             raise SourceError(f"fabcorr run was not ready {_LEADS_S[-1]:g} s after setting "
                               "up, when the traffic was to start: too slow a machine")
-        _say(f"traffic starts at {time.strftime('%H:%M:%S', time.localtime(start))}; "
+        _say(f"traffic starts at {local_time(start)}; "
              "one line per attributed interval")
         _wait_until(start)
         fabric.run_in_background(("127.0.0.1", sflow_port))
