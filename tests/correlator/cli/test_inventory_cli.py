@@ -248,3 +248,19 @@ def test_an_unknown_format_exits_2_listing_the_formats(capsys, view):
     assert (code, out) == (2, "")
     assert err == ("fabcorr: --output: invalid choice: 'xml' (choose from 'table', 'wide', "
                    "'json', 'yaml', 'jsonl')\n")
+
+
+@pytest.mark.parametrize(("suffix", "fmt"), [(".yaml", "table"), (".yaml", "yaml"),
+                                             (".json", "json")])
+def test_facts_out_dash_writes_standard_output(capsys, tmp_path, suffix, fmt):
+    out_file = tmp_path / f"k8s{suffix}"
+    assert run(capsys, "inventory", "facts", "--from", DUMPS, "--out", str(out_file))[0] == 0
+    code, out, _ = run(capsys, "inventory", "facts", "--from", DUMPS, "--out", "-", "-o", fmt)
+    assert (code, out) == (0, out_file.read_text())
+    assert not (tmp_path / "-").exists()
+
+
+def test_out_is_only_for_facts(capsys):
+    assert run(capsys, "inventory", "pods", "--from", DUMPS, "--out", "x.yaml")[::2] == (
+        2, "10 pods (10 with RDMA interfaces), 20 interfaces (20 joined to a VF), 3 jobs, 2 "
+           "tenants, 0 problems\nfabcorr: --out: only for 'inventory facts', not 'pods'\n")

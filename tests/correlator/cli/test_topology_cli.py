@@ -171,3 +171,25 @@ def test_console_script_runs():
                            SNAPSHOT, "-o", "json"], capture_output=True, text=True, check=False)
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout)["peer"] == "spine02:Ethernet4"
+
+
+def test_out_dash_writes_snapshots_and_captures_to_standard_output(capsys, tmp_path):
+    snapshot = tmp_path / "t.json"
+    assert main(["topology", "build", "--facts", str(EXAMPLE / "facts.yaml"), "--out",
+                 str(snapshot)]) == 0
+    assert main(["topology", "build", "--facts", str(EXAMPLE / "facts.yaml"), "--out",
+                 "-"]) == 0
+    out, err = capsys.readouterr()
+    assert out == snapshot.read_text()
+    assert err.splitlines() == [f"wrote {snapshot}: 161 nodes, 199 edges, 0 problems",
+                                "wrote -: 161 nodes, 199 edges, 0 problems"]
+    pcap = tmp_path / "c.pcap"
+    argv = [sys.executable, "-c", "import sys; from correlator.cli.main import main; "
+            "sys.exit(main())", "simulate", "capture", "--snapshot", SNAPSHOT, "--flows",
+            str(EXAMPLE / "flows.yaml")]
+    subprocess.run([*argv, "--out", str(pcap)], check=True, capture_output=True, timeout=600)
+    piped = subprocess.run([*argv, "--out", "-"], check=True, capture_output=True,
+                           timeout=600)
+    assert piped.stdout == pcap.read_bytes() and len(piped.stdout) > 6_000_000
+    assert piped.stderr.decode().splitlines()[0] == (
+        "wrote -: 4,531 datagrams over 30 s from 2026-01-01T03:00:00+02:00")
