@@ -7,7 +7,7 @@ import sys
 from typing import Any
 
 from correlator.cli.human import count, plural
-from correlator.cli.options import add_format, number, write_out
+from correlator.cli.options import add_format, number, to_stdout
 from correlator.cli.printers import Block, Table, emit
 from correlator.cli.status import ExitStatus
 from inventory.errors import ConfigError, SourceUnreachable
@@ -87,7 +87,7 @@ def _run(args: argparse.Namespace) -> ExitStatus:
             raise ConfigError("--out", "", "'inventory facts' needs --out FILE (.yaml or "
                               ".json, '-' for standard output)")
         if args.out == "-":
-            write_out("-", facts_text(found.facts, as_json=args.output == "json"))
+            to_stdout(facts_text(found.facts, as_json=args.output == "json"))
         else:
             write_facts(found.facts, args.out)
         return ExitStatus.OK

@@ -94,14 +94,9 @@ def add_out(parser: argparse.ArgumentParser, what: str, default: str | None = No
                         + (f"; default {default})" if default else ")"))
 
 
-def write_out(path: str, data: str | bytes) -> None:
-    """``data`` to the ``--out`` file, or to standard output for ``-``."""
-    if path != "-":
-        mode = "wb" if isinstance(data, bytes) else "w"
-        with open(path, mode, **({} if isinstance(data, bytes) else {"encoding": "utf-8"})
-                  ) as stream:
-            stream.write(data)
-    elif isinstance(data, bytes):
+def to_stdout(data: str | bytes) -> None:
+    """What ``--out -`` writes: text, or bytes (after any text already buffered)."""
+    if isinstance(data, bytes):
         sys.stdout.flush()
         sys.stdout.buffer.write(data)
     else:

@@ -16,7 +16,7 @@ from correlator.cli.options import (
     add_source,
     checked,
     number,
-    write_out,
+    to_stdout,
 )
 from correlator.cli.printers import Block, Fields, Table, emit
 from correlator.cli.source import ask
@@ -145,7 +145,7 @@ def _where(args: argparse.Namespace) -> ExitStatus:
 def save(fabric: Any, path: str) -> None:
     """The snapshot to the ``--out`` file, or to standard output for ``-``."""
     if path == "-":
-        write_out(path, snapshot_text(fabric))
+        to_stdout(snapshot_text(fabric))
     else:
         save_snapshot(fabric, path)
 
@@ -262,7 +262,7 @@ def _problems(args: argparse.Namespace) -> ExitStatus:
 def _export(args: argparse.Namespace) -> ExitStatus:
     fabric = load_snapshot(args.snapshot)
     if args.out == "-":
-        write_out(args.out, render_graph(fabric, args.output))
+        to_stdout(render_graph(fabric, args.output))
     else:
         export_graph(fabric, args.output, args.out)
     return ExitStatus.OK
