@@ -6,6 +6,7 @@ import argparse
 import json
 import math
 import sys
+from collections import Counter
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -40,7 +41,7 @@ def register(commands: argparse._SubParsersAction) -> None:
         "from the port counters, with 95% intervals), then the hotspots with culprits and "
         "victims. Port counters come from the sFlow counter samples in the capture and "
         "from --counters. Exit 0; 3 when datagrams were rejected or samples named ports "
-        "the snapshot does not know.")
+        "the snapshot does not know, or the capture is cut short.")
     add_snapshot(parser)
     parser.add_argument("--pcap", required=True, metavar="FILE",
                         help="sFlow capture (pcap or pcapng)")
@@ -81,12 +82,14 @@ def _attribute(args: argparse.Namespace) -> ExitStatus:
                             args.hot_intervals).validate()
     fabric = load_snapshot(args.snapshot)
     readings = list(read_readings(args.counters)) if args.counters else []
-    result = replay(fabric, read_capture(args.pcap, args.port), readings,
+    skipped: Counter[str] = Counter()
+    result = replay(fabric, read_capture(args.pcap, args.port, skipped), readings,
                     ReplayConfig(args.interval, args.top_pods, thresholds))
     emit(to_data(result), lambda r, wide: _blocks(r, wide, args.links), args.output,
          sys.stdout)
     unknown = sum(sum(a.unknown_ports.values()) for a in result.attributions)
-    return ExitStatus.PARTIAL if result.totals.rejects or unknown else ExitStatus.OK
+    partial = result.totals.rejects or unknown or skipped["cut_short"]
+    return ExitStatus.PARTIAL if partial else ExitStatus.OK
 
 
 def read_readings(path: str) -> Iterator[PortCounters]:

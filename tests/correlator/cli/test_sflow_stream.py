@@ -88,3 +88,13 @@ def test_pcapng_decodes_as_its_pcap_and_a_cut_capture_exits_3(capsys, captures, 
         f"fabcorr: {cut}: warning: the capture ends inside a record (cut short); what came "
         "before it was read",
         f"{datagrams:,} datagrams, {len(records):,} samples"]
+
+
+def test_attribute_of_a_cut_capture_warns_and_exits_3(capsys, captures, tmp_path):
+    cut = tmp_path / "cut.pcap"
+    cut.write_bytes(captures[5].read_bytes()[:-100])
+    assert main(["attribute", "--snapshot", SNAPSHOT, "--pcap", str(cut), "-o", "json"]) == 3
+    assert capsys.readouterr().err == (f"fabcorr: {cut}: warning: the capture ends inside a "
+                                       "record (cut short); what came before it was read\n")
+    assert main(["attribute", "--snapshot", SNAPSHOT, "--pcap", str(captures[5]), "-o",
+                 "json"]) == 0
