@@ -32,7 +32,7 @@ $(STAMP): pyproject.toml $(WIRE_SOURCES)
 	$(BIN)/python -m pip install --quiet --disable-pip-version-check -e '.[dev]'
 	touch $(STAMP)
 
-# The service against the emulated fabric of examples/scenarios/demo.yaml (about a minute).
+# The service against the emulated fabric of simulator/scenarios/demo.yaml (about a minute).
 demo: $(STAMP)
 	$(BIN)/fabcorr demo --out out/demo --snmp leaf02,leaf04
 
@@ -67,7 +67,7 @@ example: $(STAMP)
 	rm -rf $(EXAMPLE)/kubernetes
 	$(BIN)/fabcorr simulate generate --spec $(EXAMPLE)/fabric.yaml \
 		--facts-out $(EXAMPLE)/facts.yaml --kube-out $(EXAMPLE)/kubernetes \
-		-o $(EXAMPLE)/topology.json
+		--out $(EXAMPLE)/topology.json
 
 # The image (Dockerfile): its base a Debian root filesystem from debootstrap, kept as a
 # tarball in build/image (rebuilds reuse it) and imported with `docker import`; then the

@@ -140,7 +140,12 @@ def save_snapshot(fabric: FabricGraph, path: str | Path) -> None:
     """Write the snapshot of ``fabric`` to ``path``: compact JSON with one line per fact,
     node, edge and problem, so that two snapshots diff line by line. The file is replaced
     whole (written beside it, then renamed), so a reader never sees half a snapshot."""
-    replace_file(path, _lines(snapshot_document(fabric)) + "\n")
+    replace_file(path, snapshot_text(fabric))
+
+
+def snapshot_text(fabric: FabricGraph) -> str:
+    """The text :func:`save_snapshot` writes."""
+    return _lines(snapshot_document(fabric)) + "\n"
 
 
 def _lines(value: Any) -> str:

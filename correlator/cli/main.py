@@ -14,6 +14,7 @@ from typing import NoReturn
 
 from correlator.cli import (
     attribute,
+    completion,
     config,
     demo,
     discover,
@@ -28,7 +29,7 @@ from correlator.cli.status import ExitStatus, Refused
 from inventory.errors import ConfigError, FabcorrError, NotFound
 
 COMMANDS = (topology, inventory, discover, sflow, attribute, traffic, run, config, demo,
-            simulate)
+            simulate, completion)
 
 
 class Parser(argparse.ArgumentParser):
