@@ -6,15 +6,18 @@ every switch port (bytes, utilization; 5 % of the ports also pause on priority 3
 ECN on queue 3 and discard: the congestion series exist only where it is not zero); and
 one attributed interval in which every host-facing leaf port
 carries samples of its pod's job, and every leaf uplink carries samples of three jobs of
-up to three tenants (20 samples per sender and port). ``render_s`` is one full exposition (the
-exporter renders once per interval and serves that to every scrape; ``cached_s`` is such a
-scrape).
+up to three tenants (20 samples per sender and port). ``render_s`` (wall) and
+``render_cpu_s`` are one full exposition of the next interval's view (the exporter renders
+once per interval and serves that to every scrape; ``cached_scrape_s`` is such a scrape);
+issue 14's target is 0.5 s. ``first_render_cpu_s`` is the first view's, which also renders
+every series' label string (kept for the views after it).
 """
 
 from __future__ import annotations
 
 import random
 import time
+from dataclasses import replace
 
 from benchmarks.harness import Result, median
 from correlator.attribution.accumulate import Accumulator
@@ -35,6 +38,7 @@ NAME = "exporter"
 SIZE = "medium"
 START = 1767229200.0
 CONGESTED = 0.05  # of the ports pause, mark ECN and drop: the rest count zeros
+RENDER_TARGET_S = 0.5  # issue 14: one medium render per interval
 
 
 def run(sizes: list[str], repeat: int) -> list[Result]:
@@ -42,18 +46,27 @@ def run(sizes: list[str], repeat: int) -> list[Result]:
     del sizes
     fabric = build_graph(generate_facts(ladder_spec(SIZE)))
     view = _view(fabric)
-    exposition = Exposition(lambda: view)
-    times = []
+    current = [view]
+    exposition = Exposition(lambda: current[0])
+    first = time.process_time()
+    body = exposition.render()
+    first = time.process_time() - first
+    times, cpu = [], []
     for _ in range(repeat):
-        exposition._rendered = (None, b"")  # a new view: render again
-        start = time.perf_counter()
+        current[0] = replace(view, attribution_s=view.attribution_s + 1)  # the next view
+        start, cpu_start = time.perf_counter(), time.process_time()
         body = exposition.render()
         times.append(time.perf_counter() - start)
+        cpu.append(time.process_time() - cpu_start)
     start = time.perf_counter()
     exposition.render()
     cached = time.perf_counter() - start
     series = sum(1 for line in body.splitlines() if line and not line.startswith(b"#"))
     return [Result(NAME, SIZE, "render_s", median(times), "s"),
+            Result(NAME, SIZE, "render_cpu_s", median(cpu), "s"),
+            Result(NAME, SIZE, "render_vs_target_ratio", median(times) / RENDER_TARGET_S,
+                   "ratio"),
+            Result(NAME, SIZE, "first_render_cpu_s", first, "s"),
             Result(NAME, SIZE, "cached_scrape_s", cached, "s"),
             Result(NAME, SIZE, "exposition_mib", len(body) / 2**20, "MiB"),
             Result(NAME, SIZE, "series", series, "count"),
