@@ -28,7 +28,7 @@ from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metri
 from correlator.attribution.attribute import OUTSIDE, LinkTraffic
 from correlator.attribution.hotspots import cable_direction
 from correlator.collect.rates import Rates
-from correlator.service.series_text import Family, Row, SeriesText
+from correlator.service.series_text import Family, Labels, Row, SeriesText
 from correlator.service.traffic import fabric_totals, plain
 from correlator.view import View
 from inventory.counters import PFC_RX, PFC_TX, QUEUE_DROPPED, QUEUE_ECN
@@ -117,6 +117,9 @@ METRICS: dict[str, tuple[str, tuple[str, ...], str]] = {
         "to be restarted after a failure"),
 }
 """Name -> (type, labels, help). Counters are listed with their ``_total`` name."""
+FABRIC_FAMILIES = ("fabcorr_pod_interface_info", "fabcorr_job_info",
+                   "fabcorr_link_speed_bytes_per_second")
+"""The families of the fabric alone, whose series change only with it."""
 EVICTING_TABLES = ("sequences", "sources", "formats", "flows", "counters", "discards")
 """The bounded sFlow tables: loss accounting's and the decoder's (entries evicted), and an
 interval's (samples a full one could not take)."""
@@ -162,7 +165,7 @@ def families(view: View) -> list[Family]:
     """Every family of :data:`METRICS`, in its order, with its series for ``view``."""
     rows: dict[str, list[Row]] = {name: [] for name in METRICS}
     _fill(view, rows)
-    return [Family(name, kind, labels, text, rows[name])
+    return [Family(name, kind, labels, text, rows[name], name in FABRIC_FAMILIES)
             for name, (kind, labels, text) in METRICS.items()]
 
 
@@ -180,14 +183,14 @@ def _metric(family: Family) -> Metric:
 
 def _fill(view: View, f: dict[str, list[Row]]) -> None:
     fabric = view.fabric
-    places = fabric.cached(_places)
+    places, links = fabric.cached(_places), fabric.cached(_links)
     _info(fabric, f)
     for port, rates in view.rates.items():
-        place = places.get(port)
-        if place is not None:
-            _counters(place, rates, f)
+        both = links.get(port)
+        if both is not None:
+            _counters(both, rates, f)
     if view.attribution is not None:
-        _attribution(fabric, places, view, f)
+        _attribution(fabric, links, view, f)
     for hotspot in view.hotspots:
         link = places.get(hotspot.port)
         if link is None:
@@ -208,58 +211,68 @@ def _fill(view: View, f: dict[str, list[Row]]) -> None:
     _health(view, f)
 
 
-def _counters(place: tuple[str, str, str, int], rates: Rates, f: dict[str, list[Row]]) -> None:
-    switch, name, _, _ = place
+def _counters(links: tuple[Labels, Labels], rates: Rates, f: dict[str, list[Row]]) -> None:
     per_second = rates.per_second
-    for direction, octets, utilization in (("in", "in_octets", rates.in_utilization),
-                                           ("out", "out_octets", rates.out_utilization)):
-        labels = (switch, name, direction)
+    for labels, octets, utilization in ((links[0], "in_octets", rates.in_utilization),
+                                        (links[1], "out_octets", rates.out_utilization)):
         if octets in per_second:
             f["fabcorr_link_bytes_per_second"].append((labels, per_second[octets]))
         if utilization is not None:
             f["fabcorr_link_utilization_ratio"].append((labels, utilization))
-    discards = {"in": 0.0, "out": 0.0}
-    seen = set()
+    discards: dict[str, float] = {}
     for counter, value in per_second.items():
         if not value:  # quiet ports stay out of the exposition: most are, most of the time
             continue
-        family, _, key = counter.partition("/")
-        if family in (PFC_RX, PFC_TX):
-            direction = "out" if family == PFC_RX else "in"
-            f["fabcorr_link_pfc_pause_frames_per_second"].append(
-                ((switch, name, direction, key), value))
-        elif family == QUEUE_ECN:
-            f["fabcorr_link_ecn_marked_packets_per_second"].append(
-                ((switch, name, "out", key), value))
-        elif family in ("in_discards", "out_discards", QUEUE_DROPPED):
-            direction = "in" if family == "in_discards" else "out"
-            discards[direction] += value
-            seen.add(direction)
-    for direction in sorted(seen):
+        congestion = _congestion(counter)
+        if congestion is None:
+            continue
+        family, direction, key = congestion
+        labels = links[direction == "out"]
+        if family:
+            f[family].append(((*labels, key), value))
+        else:
+            discards[direction] = discards.get(direction, 0.0) + value
+    for direction in sorted(discards):
         f["fabcorr_link_discarded_packets_per_second"].append(
-            ((switch, name, direction), discards[direction]))
+            (links[direction == "out"], discards[direction]))
 
 
-def _attribution(fabric: FabricGraph, places: dict[str, tuple[str, str, str, int]],
-                 view: View, f: dict[str, list[Row]]) -> None:
+@lru_cache(maxsize=1 << 10)
+def _congestion(counter: str) -> tuple[str, str, str] | None:
+    """(family, direction, priority or queue) of a congestion counter, family "" for the
+    discards summed per direction; None for the other counters."""
+    family, _, key = counter.partition("/")
+    if family in (PFC_RX, PFC_TX):
+        return ("fabcorr_link_pfc_pause_frames_per_second",
+                "out" if family == PFC_RX else "in", key)
+    if family == QUEUE_ECN:
+        return "fabcorr_link_ecn_marked_packets_per_second", "out", key
+    if family in ("in_discards", "out_discards", QUEUE_DROPPED):
+        return "", "in" if family == "in_discards" else "out", ""
+    return None
+
+
+def _attribution(fabric: FabricGraph, links: dict[str, tuple[Labels, Labels]], view: View,
+                 f: dict[str, list[Row]]) -> None:
     attribution = view.attribution
     assert attribution is not None
     seconds = attribution.seconds or 1.0
     peers = fabric.cached(_switch_peers)
     samples, mismatch = f["fabcorr_link_samples"], f["fabcorr_link_bytes_mismatch"]
     jobs, pods = f["fabcorr_link_job_bytes_per_second"], f["fabcorr_link_pod_bytes_per_second"]
+    shares = _Shares(f)
     for link in attribution.links:
         if not link.samples:
             continue
         port, direction = cable_direction(peers, link.port, link.direction)
-        place = places.get(port)
-        if place is None:
+        both = links.get(port)
+        if both is None:
             continue
-        labels = (place[0], place[1], direction)
+        labels = both[direction == "out"]
         samples.append((labels, link.samples))
         if link.counter_check:
             mismatch.append((labels, 1.0 if link.counter_check == OUTSIDE else 0.0))
-        _shares(link, labels, seconds, f)
+        shares.add(link, labels, seconds)
         for share in link.jobs:
             jobs.append(((*labels, *_namespaced(share.name)), share.bytes / seconds))
         for share in link.pods:
@@ -279,23 +292,32 @@ def _attribution(fabric: FabricGraph, places: dict[str, tuple[str, str, str, int
     f["fabcorr_attribution_duration_seconds"].append(((), view.attribution_s))
 
 
-def _shares(link: LinkTraffic, labels: tuple[str, str, str], seconds: float,
-            f: dict[str, list[Row]]) -> None:
-    shared = len(link.tenants) > 1
-    for share in link.tenants:
-        tenant = (*labels, _plain(share.name))
-        f["fabcorr_link_tenant_bytes_per_second"].append((tenant, share.bytes / seconds))
-        if shared:
-            f["fabcorr_link_tenant_share_ratio"].append((tenant, share.share))
-            f["fabcorr_link_tenant_share_lower_ratio"].append((tenant, share.share_low))
-            f["fabcorr_link_tenant_share_upper_ratio"].append((tenant, share.share_high))
+class _Shares:
+    """The tenant series of link directions: bytes/s, and shares where several share."""
+
+    def __init__(self, f: dict[str, list[Row]]) -> None:
+        self.bytes = f["fabcorr_link_tenant_bytes_per_second"]
+        self.share = f["fabcorr_link_tenant_share_ratio"]
+        self.low = f["fabcorr_link_tenant_share_lower_ratio"]
+        self.high = f["fabcorr_link_tenant_share_upper_ratio"]
+
+    def add(self, link: LinkTraffic, labels: Labels, seconds: float) -> None:
+        shared = len(link.tenants) > 1
+        for share in link.tenants:
+            tenant = (*labels, _plain(share.name))
+            self.bytes.append((tenant, share.bytes / seconds))
+            if shared:
+                self.share.append((tenant, share.share))
+                self.low.append((tenant, share.share_low))
+                self.high.append((tenant, share.share_high))
 
 
 def _info(fabric: FabricGraph, f: dict[str, list[Row]]) -> None:
-    """The fabric's own series: the fabric's lists, the same from one view to the next."""
-    f["fabcorr_pod_interface_info"] = fabric.cached(_interface_rows)
-    f["fabcorr_job_info"] = fabric.cached(_job_rows)
-    f["fabcorr_link_speed_bytes_per_second"] = fabric.cached(_link_rows)
+    """The fabric's own series: lists the fabric keeps, the same from one view to the
+    next while the fabric is."""
+    for name, rows in zip(FABRIC_FAMILIES, (_interface_rows, _job_rows, _link_rows),
+                          strict=True):
+        f[name] = fabric.cached(rows)
 
 
 def _health(view: View, f: dict[str, list[Row]]) -> None:
@@ -345,6 +367,13 @@ def _places(fabric: FabricGraph) -> dict[str, tuple[str, str, str, int]]:
                      if edge[KIND] == EdgeKind.CABLED), "")
         found[port] = (attrs["switch"], attrs["name"], tier, attrs.get("speed_bps") or 0)
     return found
+
+
+def _links(fabric: FabricGraph) -> dict[str, tuple[Labels, Labels]]:
+    """Port ID -> the labels of its in and out directions, for every switch port: the
+    same tuples in every view."""
+    return {port: ((switch, name, "in"), (switch, name, "out"))
+            for port, (switch, name, _, _) in fabric.cached(_places).items()}
 
 
 def _switch_peers(fabric: FabricGraph) -> dict[str, str]:

@@ -31,8 +31,9 @@ class Family:
     labels: Labels
     help: str
     rows: list[Row] = field(default_factory=list)
-    """Never changed once rendered: the very same list in the next render is taken to
-    be the same series with the same values (rows kept from one view to the next)."""
+    fixed: bool = False
+    """Whether ``rows`` is a list its maker keeps unchanged from one render to the next
+    (the fabric's own series): its text is kept while the same list comes back."""
 
 
 def escape_value(value: str) -> str:
@@ -63,8 +64,7 @@ class SeriesText:
             kept = self._kept.get((family.name, family.labels))
             if kept is None:
                 kept = self._kept[(family.name, family.labels)] = _Kept(family)
-            out.append(kept.header)
-            kept.rows(family.rows, values, out)
+            out.append(kept.text(family, values))
         return "".join(out).encode("utf-8")
 
 
@@ -79,15 +79,17 @@ class _Kept:
         # label names escaped once, in the order the text sorts them
         self._order = sorted((escape_label_name(key), at) for at, key in enumerate(family.labels))
         self.prefixes: dict[Labels, str] = {}
-        self._last: tuple[list[Row] | None, list[str]] = (None, [])
+        self._last: tuple[list[Row] | None, str] = (None, "")
 
-    def rows(self, rows: list[Row], values: dict[float, str], out: list[str]) -> None:
-        if rows is self._last[0]:  # the very rows of the last render (kept by their maker)
-            out += self._last[1]
-            return
-        start = len(out)
-        self._rows(rows, values, out)
-        self._last = (rows, out[start:])
+    def text(self, family: Family, values: dict[float, str]) -> str:
+        """The family's text: header and series."""
+        if family.rows is self._last[0]:  # a fixed family's very rows of the last render
+            return self._last[1]
+        out = [self.header]
+        self._rows(family.rows, values, out)
+        text = "".join(out)
+        self._last = (family.rows, text) if family.fixed else (None, "")
+        return text
 
     def _rows(self, rows: list[Row], values: dict[float, str], out: list[str]) -> None:
         prefixes = self.prefixes

@@ -83,14 +83,21 @@ def test_negative_zero_after_zero_keeps_its_sign():
     assert b'fabcorr_test_zero{k="b"} -0.0\n' in text.render([family])
 
 
-def test_the_same_rows_list_is_rendered_once_and_a_new_list_again():
+def test_a_fixed_familys_text_is_kept_while_the_same_list_comes_back():
     text = SeriesText()
     rows = [(("a",), 1.0)]
-    family = Family("fabcorr_test_kept", "gauge", ("k",), "kept", rows)
-    assert text.render([family]) == text.render([family]) == _theirs([family])
-    changed = replace(family, rows=[(("a",), 2.0), (("b",), 3.0)])
-    assert text.render([changed]) == _theirs([changed])
-    assert b'fabcorr_test_kept{k="a"} 2.0\n' in text.render([changed])
+    fixed = Family("fabcorr_test_kept", "gauge", ("k",), "kept", rows, fixed=True)
+    first = text.render([fixed])
+    assert first == _theirs([fixed])
+    rows.append((("b",), 2.0))  # behind its back: the kept text shows it was not rendered
+    assert text.render([fixed]) == first
+    new = replace(fixed, rows=list(rows))
+    assert text.render([new]) == _theirs([new]) != first
+    unfixed = replace(fixed, rows=[(("a",), 3.0)], fixed=False)
+    assert text.render([unfixed]) == _theirs([unfixed])
+    unfixed.rows[0] = (("a",), 4.0)  # not fixed: the same list is rendered again
+    assert text.render([unfixed]) == _theirs([unfixed])
+    assert b'fabcorr_test_kept{k="a"} 4.0\n' in text.render([unfixed])
 
 
 def test_kept_label_strings_are_bounded_by_the_latest_series():
