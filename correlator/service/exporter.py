@@ -185,10 +185,7 @@ def _fill(view: View, f: dict[str, list[Row]]) -> None:
     fabric = view.fabric
     places, links = fabric.cached(_places), fabric.cached(_links)
     _info(fabric, f)
-    for port, rates in view.rates.items():
-        both = links.get(port)
-        if both is not None:
-            _counters(both, rates, f)
+    _counters(links, view.rates, f)
     if view.attribution is not None:
         _attribution(fabric, links, view, f)
     for hotspot in view.hotspots:
@@ -211,14 +208,28 @@ def _fill(view: View, f: dict[str, list[Row]]) -> None:
     _health(view, f)
 
 
-def _counters(links: tuple[Labels, Labels], rates: Rates, f: dict[str, list[Row]]) -> None:
-    per_second = rates.per_second
-    for labels, octets, utilization in ((links[0], "in_octets", rates.in_utilization),
-                                        (links[1], "out_octets", rates.out_utilization)):
-        if octets in per_second:
-            f["fabcorr_link_bytes_per_second"].append((labels, per_second[octets]))
-        if utilization is not None:
-            f["fabcorr_link_utilization_ratio"].append((labels, utilization))
+def _counters(links: dict[str, tuple[Labels, Labels]], rates: dict[str, Rates],
+              f: dict[str, list[Row]]) -> None:
+    octets = f["fabcorr_link_bytes_per_second"]
+    utilizations = f["fabcorr_link_utilization_ratio"]
+    for port, port_rates in rates.items():
+        both = links.get(port)
+        if both is None:
+            continue
+        per_second = port_rates.per_second
+        if "in_octets" in per_second:
+            octets.append((both[0], per_second["in_octets"]))
+        if port_rates.in_utilization is not None:
+            utilizations.append((both[0], port_rates.in_utilization))
+        if "out_octets" in per_second:
+            octets.append((both[1], per_second["out_octets"]))
+        if port_rates.out_utilization is not None:
+            utilizations.append((both[1], port_rates.out_utilization))
+        _congested(both, per_second, f)
+
+
+def _congested(links: tuple[Labels, Labels], per_second: dict[str, float],
+               f: dict[str, list[Row]]) -> None:
     discards: dict[str, float] = {}
     for counter, value in per_second.items():
         if not value:  # quiet ports stay out of the exposition: most are, most of the time
