@@ -6,11 +6,12 @@ every switch port (bytes, utilization; 5 % of the ports also pause on priority 3
 ECN on queue 3 and discard: the congestion series exist only where it is not zero); and
 one attributed interval in which every host-facing leaf port
 carries samples of its pod's job, and every leaf uplink carries samples of three jobs of
-up to three tenants (20 samples per sender and port). ``render_s`` (wall) and
-``render_cpu_s`` are one full exposition of the next interval's view (the exporter renders
-once per interval and serves that to every scrape; ``cached_scrape_s`` is such a scrape);
-issue 14's target is 0.5 s. ``first_render_cpu_s`` is the first view's, which also renders
-every series' label string (kept for the views after it).
+up to three tenants (10-30 samples per sender and port, 20 on average, and every port's
+counter rates its own: the values differ as measured ones do, and each is formatted).
+``render_s`` (wall) and ``render_cpu_s`` are one full exposition of the next
+interval's view (the exporter renders once per interval and serves that to every scrape;
+``cached_scrape_s`` is such a scrape); issue 14's target is 0.5 s. ``first_render_cpu_s``
+is the first view's, which also renders every series' label string (kept for the views after it).
 """
 
 from __future__ import annotations
@@ -76,7 +77,7 @@ def run(sizes: list[str], repeat: int) -> list[Result]:
 
 def _view(fabric: FabricGraph) -> View:
     rng = random.Random(5)
-    rates = {port: _rates(fabric, port, rng.random() < CONGESTED)
+    rates = {port: _rates(fabric, port, rng.random() < CONGESTED, rng)
              for port in fabric.nodes_of(NodeKind.PORT)}
     accumulator = Accumulator(START)
     for datagram in _samples(fabric):
@@ -86,16 +87,19 @@ def _view(fabric: FabricGraph) -> View:
     return View(fabric, result, rates, ready=True)
 
 
-def _rates(fabric: FabricGraph, port: str, congested: bool) -> Rates:
+def _rates(fabric: FabricGraph, port: str, congested: bool, rng: random.Random) -> Rates:
+    """Every port's own rates, as measured counters differ (each value is formatted)."""
     attrs = fabric.attrs(port)
-    per_second = {"in_octets": 2.5e10, "out_octets": 2.4e10, "in_discards": 0.0,
-                  "out_discards": 0.0, "pfc_rx_pause/3": 0.0, "pfc_tx_pause/3": 0.0,
-                  "queue_ecn_marked/3": 0.0, "queue_dropped/3": 0.0}
+    busy = rng.uniform(0.3, 0.7)
+    per_second = {"in_octets": busy * 5e10, "out_octets": rng.uniform(0.3, 0.7) * 5e10,
+                  "in_discards": 0.0, "out_discards": 0.0, "pfc_rx_pause/3": 0.0,
+                  "pfc_tx_pause/3": 0.0, "queue_ecn_marked/3": 0.0, "queue_dropped/3": 0.0}
     if congested:
         per_second |= {"pfc_rx_pause/3": 12.0, "pfc_tx_pause/3": 3.0,
                        "queue_ecn_marked/3": 150.0, "out_discards": 0.5}
     return Rates(attrs["switch"], attrs["name"], START + 10, 10.0, per_second, {},
-                 speed_bps=attrs.get("speed_bps"), in_utilization=0.5, out_utilization=0.48)
+                 speed_bps=attrs.get("speed_bps"), in_utilization=busy,
+                 out_utilization=per_second["out_octets"] / 5e10)
 
 
 def _samples(fabric: FabricGraph) -> list[Datagram]:
@@ -116,11 +120,11 @@ def _samples(fabric: FabricGraph) -> list[Datagram]:
     datagrams = []
     for leaf, hosts in by_leaf.items():
         samples = [_sample(index, address, rng.choice(hosts)[1]) for index, address in hosts
-                   for _ in range(20)]
+                   for _ in range(rng.randint(10, 30))]
         for index in uplinks.get(leaf, []):
             senders = rng.sample(hosts, min(3, len(hosts)))
             samples += [_sample(index, address, rng.choice(hosts)[1])
-                        for _, address in senders for _ in range(20)]
+                        for _, address in senders for _ in range(rng.randint(10, 30))]
         datagrams.append(Datagram(agents[leaf], 0, 1, 1, samples))
     return datagrams
 
