@@ -19,7 +19,10 @@ decoding and accumulating the in-memory datagrams and handing over the interval'
 is 2.5 M samples per CPU second.
 
 Live over loopback, the same datagrams are sent by ``benchmarks/sender`` (Rust,
-``sendmmsg`` batches at a set rate, one core) to one receive worker (its Rust thread):
+``sendmmsg`` batches at a set rate, pinned to a core of its own) to one receive worker (its
+Rust thread, pinned to another; the receive buffer is asked for ``LIVE_RCVBUF`` past
+``net.core.rmem_max`` when the process may (root), ``live_receive_buffer_bytes`` is what the
+kernel granted, twice the usable size):
 ``live_*`` at >= 1 M samples per second for ``FABCORR_BENCH_LIVE_S`` seconds (60; issue
 14: < 0.1 % lost, kernel drops counted), and ``boundary_*`` at 20,000 datagrams per
 second over 1 s intervals while Python holds the GIL for 0.5 s after every boundary, as
@@ -48,7 +51,7 @@ from correlator.sflow import native
 from correlator.sflow.accounting import Totals
 from correlator.sflow.admission import Admission
 from correlator.sflow.pcap import read_udp_payloads
-from correlator.sflow.receiver import ReceiverConfig, Worker, open_socket
+from correlator.sflow.receiver import ReceiverConfig, Worker, open_socket, receive_buffer
 from simulator import roce, sflow_wire
 from simulator.generator import FabricSpec, generate_facts
 from simulator.ladder import synthetic_jobs
@@ -66,6 +69,7 @@ RATE = 4000
 WIRE_TARGET = 2_500_000  # samples per CPU second, decode + accumulate (issue 14)
 LIVE_TARGET = 1_000_000  # samples per second over loopback, one receive worker (issue 14)
 LIVE_SECONDS = float(os.environ.get("FABCORR_BENCH_LIVE_S", "60"))
+LIVE_RCVBUF = 128 << 20  # bytes asked for the receive buffer: ~0.3 s of the live traffic
 BOUNDARY_RATE = 20_000  # datagrams per second (issue 13)
 _SENDER = Path(__file__).parent / "sender"
 _SPEC = FabricSpec(nodes=1280, leaves_per_rail=20, spines=64, uplinks_per_leaf=64)
@@ -127,6 +131,8 @@ def run(sizes: list[str], repeat: int) -> list[Result]:
                 Result(NAME, SIZE, f"{name}_receiver_cpu_percent",
                        median([100 * r["cpu"] / r["seconds"] for r in runs]), "%"),
             ]
+        results.append(Result(NAME, SIZE, "live_receive_buffer_bytes",
+                              median([r["rcvbuf"] for r in live]), "bytes"))
         results.append(Result(NAME, SIZE, "live_vs_target_ratio",
                               median([r["samples"] / r["seconds"] for r in live])
                               / LIVE_TARGET, "ratio"))
@@ -157,16 +163,22 @@ def _live(sender: Path, sends: Path, agents: list[str], rate: float, seconds: fl
     with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as probe:
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
-    sock = open_socket(ReceiverConfig(host="127.0.0.1", port=port, interval_s=interval_s))
+    sock = open_socket(ReceiverConfig(host="127.0.0.1", port=port, interval_s=interval_s,
+                                      rcvbuf_bytes=LIVE_RCVBUF))
     worker = Worker(time.time(), interval_s,
                     admission=Admission([(a,) for a in agents], relays=["127.0.0.0/8"]))
     worker.watch(sock)
+    cores = _cores()
+    if cores:  # the receive thread takes this thread's core when it starts
+        os.sched_setaffinity(0, {cores[0]})
     worker.receive(sock)
     totals, busy = Totals(), 0.0
     cpu = time.process_time()
     started = time.time()
     process = subprocess.Popen([str(sender), str(sends), f"127.0.0.1:{port}", str(rate),
                                 str(seconds)], stdout=subprocess.PIPE, text=True)
+    if cores:
+        os.sched_setaffinity(process.pid, {cores[1]})
     try:
         while process.poll() is None:
             time.sleep(max(0.0, min(0.1, worker.end - time.time())))
@@ -183,19 +195,29 @@ def _live(sender: Path, sends: Path, agents: list[str], rate: float, seconds: fl
         now = time.time()
         for _, part in [*worker.close(now), worker.take(now)]:
             totals.add(part)
+        granted = receive_buffer(sock)
     finally:
         worker.stop()
         sock.close()
         if process.poll() is None:
             process.kill()
+        if cores:
+            os.sched_setaffinity(0, cores)
     elapsed = time.time() - started
     sent = json.loads(out)["sent"]
     if totals.rejects:
         raise RuntimeError(f"live: rejects {dict(totals.rejects)}")
     return {"sent": sent, "received": totals.datagrams, "samples": totals.samples["flow"],
             "kernel_drops": totals.kernel_drops, "lost": sent - totals.datagrams,
-            "seconds": json.loads(out)["seconds"],
+            "seconds": json.loads(out)["seconds"], "rcvbuf": granted,
             "cpu": time.process_time() - cpu - busy, "elapsed": elapsed}
+
+
+def _cores() -> list[int]:
+    """The receiver's core and the sender's (the first two this process may use), then
+    the rest; empty with fewer than two."""
+    cores = sorted(os.sched_getaffinity(0))
+    return cores if len(cores) >= 2 else []
 
 
 def _fabcorr(fabric: FabricGraph, datagrams: object, samples: int) -> float:

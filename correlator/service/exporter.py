@@ -12,20 +12,23 @@ scrape. Congestion rates that are 0 are left out, and share ratios are only give
 several groups share a direction.
 
 The exposition of a view is rendered once and served to every scrape until the next
-interval replaces the view (:class:`Exposition`).
+interval replaces the view (:class:`Exposition`); a series' label string is rendered
+once and kept while the series lasts (:mod:`~correlator.service.series_text`).
 """
 
 from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Iterator
+from functools import lru_cache
 
-from prometheus_client import CollectorRegistry, generate_latest
+from prometheus_client import CollectorRegistry
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
 
 from correlator.attribution.attribute import OUTSIDE, LinkTraffic
 from correlator.attribution.hotspots import cable_direction
 from correlator.collect.rates import Rates
+from correlator.service.series_text import Family, Labels, Row, SeriesText
 from correlator.service.traffic import fabric_totals, plain
 from correlator.view import View
 from inventory.counters import PFC_RX, PFC_TX, QUEUE_DROPPED, QUEUE_ECN
@@ -114,6 +117,9 @@ METRICS: dict[str, tuple[str, tuple[str, ...], str]] = {
         "to be restarted after a failure"),
 }
 """Name -> (type, labels, help). Counters are listed with their ``_total`` name."""
+FABRIC_FAMILIES = ("fabcorr_pod_interface_info", "fabcorr_job_info",
+                   "fabcorr_link_speed_bytes_per_second")
+"""The families of the fabric alone, whose series change only with it."""
 EVICTING_TABLES = ("sequences", "sources", "formats", "flows", "counters", "discards")
 """The bounded sFlow tables: loss accounting's and the decoder's (entries evicted), and an
 interval's (samples a full one could not take)."""
@@ -129,19 +135,20 @@ class ViewCollector:
         return []  # families are only known from a view; nothing to check at registration
 
     def collect(self) -> Iterator[Metric]:
-        families = {name: _family(name) for name in METRICS}
-        view = self._view()
-        _fill(view, families)
-        yield from families.values()
+        for family in families(self._view()):
+            yield _metric(family)
 
 
 class Exposition:
-    """The text exposition of the current view, rendered once per view."""
+    """The text exposition of the current view, rendered once per view: the text
+    :func:`~prometheus_client.generate_latest` makes of :attr:`registry`, with every
+    series' label string kept from one view to the next (:class:`SeriesText`)."""
 
     def __init__(self, view: Callable[[], View]) -> None:
         self._view = view
         self.registry = CollectorRegistry(auto_describe=False)
         self.registry.register(ViewCollector(view))
+        self._text = SeriesText()
         self._lock = threading.Lock()
         self._rendered: tuple[View | None, bytes] = (None, b"")
 
@@ -150,174 +157,216 @@ class Exposition:
         view = self._view()
         with self._lock:
             if self._rendered[0] is not view:
-                self._rendered = (view, generate_latest(self.registry))
+                self._rendered = (view, self._text.render(families(view)))
             return self._rendered[1]
 
 
-def _family(name: str) -> Metric:
-    kind, labels, text = METRICS[name]
-    if kind == "counter":
-        return CounterMetricFamily(name.removesuffix("_total"), text, labels=labels)
-    return GaugeMetricFamily(name, text, labels=labels)
+def families(view: View) -> list[Family]:
+    """Every family of :data:`METRICS`, in its order, with its series for ``view``."""
+    rows: dict[str, list[Row]] = {name: [] for name in METRICS}
+    _fill(view, rows)
+    return [Family(name, kind, labels, text, rows[name], name in FABRIC_FAMILIES)
+            for name, (kind, labels, text) in METRICS.items()]
 
 
-def _fill(view: View, f: dict[str, Metric]) -> None:
+def _metric(family: Family) -> Metric:
+    metric: Metric
+    if family.kind == "counter":
+        metric = CounterMetricFamily(family.name.removesuffix("_total"), family.help,
+                                     labels=family.labels)
+    else:
+        metric = GaugeMetricFamily(family.name, family.help, labels=family.labels)
+    for labels, value in family.rows:
+        metric.add_metric(labels, value)
+    return metric
+
+
+def _fill(view: View, f: dict[str, list[Row]]) -> None:
     fabric = view.fabric
-    places = fabric.cached(_places)
+    places, links = fabric.cached(_places), fabric.cached(_links)
     _info(fabric, f)
-    for port, rates in view.rates.items():
-        place = places.get(port)
-        if place is not None:
-            _counters(place, rates, f)
+    _counters(links, view.rates, f)
     if view.attribution is not None:
-        _attribution(fabric, places, view, f)
+        _attribution(fabric, links, view, f)
     for hotspot in view.hotspots:
         link = places.get(hotspot.port)
         if link is None:
             continue
         labels = (link[0], link[1], hotspot.direction)
-        f["fabcorr_hotspot_active"].add_metric(
-            [*labels, ",".join(hotspot.kinds), hotspot.severity], 1)
-        f["fabcorr_hotspot_start_timestamp_seconds"].add_metric(labels, hotspot.start)
+        f["fabcorr_hotspot_active"].append(
+            ((*labels, ",".join(hotspot.kinds), hotspot.severity), 1))
+        f["fabcorr_hotspot_start_timestamp_seconds"].append((labels, hotspot.start))
         for share in hotspot.culprits:
-            f["fabcorr_hotspot_culprit_share_ratio"].add_metric(
-                [*labels, plain(share.name)], share.share)
+            f["fabcorr_hotspot_culprit_share_ratio"].append(
+                ((*labels, plain(share.name)), share.share))
         for share in hotspot.victims:
-            f["fabcorr_hotspot_victim_share_ratio"].add_metric(
-                [*labels, plain(share.name)], share.share)
+            f["fabcorr_hotspot_victim_share_ratio"].append(
+                ((*labels, plain(share.name)), share.share))
         if hotspot.noisy_neighbour and hotspot.culprits:
-            f["fabcorr_hotspot_noisy_neighbour"].add_metric(
-                [*labels, plain(hotspot.culprits[0].name)], 1)
+            f["fabcorr_hotspot_noisy_neighbour"].append(
+                ((*labels, plain(hotspot.culprits[0].name)), 1))
     _health(view, f)
 
 
-def _counters(place: tuple[str, str, str, int], rates: Rates, f: dict[str, Metric]) -> None:
-    switch, name, _, _ = place
-    per_second = rates.per_second
-    for direction, octets, utilization in (("in", "in_octets", rates.in_utilization),
-                                           ("out", "out_octets", rates.out_utilization)):
-        labels = [switch, name, direction]
-        if octets in per_second:
-            f["fabcorr_link_bytes_per_second"].add_metric(labels, per_second[octets])
-        if utilization is not None:
-            f["fabcorr_link_utilization_ratio"].add_metric(labels, utilization)
-    discards = {"in": 0.0, "out": 0.0}
-    seen = set()
+def _counters(links: dict[str, tuple[Labels, Labels]], rates: dict[str, Rates],
+              f: dict[str, list[Row]]) -> None:
+    octets = f["fabcorr_link_bytes_per_second"]
+    utilizations = f["fabcorr_link_utilization_ratio"]
+    for port, port_rates in rates.items():
+        both = links.get(port)
+        if both is None:
+            continue
+        per_second = port_rates.per_second
+        if "in_octets" in per_second:
+            octets.append((both[0], per_second["in_octets"]))
+        if port_rates.in_utilization is not None:
+            utilizations.append((both[0], port_rates.in_utilization))
+        if "out_octets" in per_second:
+            octets.append((both[1], per_second["out_octets"]))
+        if port_rates.out_utilization is not None:
+            utilizations.append((both[1], port_rates.out_utilization))
+        _congested(both, per_second, f)
+
+
+def _congested(links: tuple[Labels, Labels], per_second: dict[str, float],
+               f: dict[str, list[Row]]) -> None:
+    discards: dict[str, float] = {}
     for counter, value in per_second.items():
         if not value:  # quiet ports stay out of the exposition: most are, most of the time
             continue
-        family, _, key = counter.partition("/")
-        if family in (PFC_RX, PFC_TX):
-            direction = "out" if family == PFC_RX else "in"
-            f["fabcorr_link_pfc_pause_frames_per_second"].add_metric(
-                [switch, name, direction, key], value)
-        elif family == QUEUE_ECN:
-            f["fabcorr_link_ecn_marked_packets_per_second"].add_metric(
-                [switch, name, "out", key], value)
-        elif family in ("in_discards", "out_discards", QUEUE_DROPPED):
-            direction = "in" if family == "in_discards" else "out"
-            discards[direction] += value
-            seen.add(direction)
-    for direction in sorted(seen):
-        f["fabcorr_link_discarded_packets_per_second"].add_metric(
-            [switch, name, direction], discards[direction])
+        congestion = _congestion(counter)
+        if congestion is None:
+            continue
+        family, direction, key = congestion
+        labels = links[direction == "out"]
+        if family:
+            f[family].append(((*labels, key), value))
+        else:
+            discards[direction] = discards.get(direction, 0.0) + value
+    for direction in sorted(discards):
+        f["fabcorr_link_discarded_packets_per_second"].append(
+            (links[direction == "out"], discards[direction]))
 
 
-def _attribution(fabric: FabricGraph, places: dict[str, tuple[str, str, str, int]],
-                 view: View, f: dict[str, Metric]) -> None:
+@lru_cache(maxsize=1 << 10)
+def _congestion(counter: str) -> tuple[str, str, str] | None:
+    """(family, direction, priority or queue) of a congestion counter, family "" for the
+    discards summed per direction; None for the other counters."""
+    family, _, key = counter.partition("/")
+    if family in (PFC_RX, PFC_TX):
+        return ("fabcorr_link_pfc_pause_frames_per_second",
+                "out" if family == PFC_RX else "in", key)
+    if family == QUEUE_ECN:
+        return "fabcorr_link_ecn_marked_packets_per_second", "out", key
+    if family in ("in_discards", "out_discards", QUEUE_DROPPED):
+        return "", "in" if family == "in_discards" else "out", ""
+    return None
+
+
+def _attribution(fabric: FabricGraph, links: dict[str, tuple[Labels, Labels]], view: View,
+                 f: dict[str, list[Row]]) -> None:
     attribution = view.attribution
     assert attribution is not None
     seconds = attribution.seconds or 1.0
     peers = fabric.cached(_switch_peers)
+    samples, mismatch = f["fabcorr_link_samples"], f["fabcorr_link_bytes_mismatch"]
+    jobs, pods = f["fabcorr_link_job_bytes_per_second"], f["fabcorr_link_pod_bytes_per_second"]
+    shares = _Shares(f)
     for link in attribution.links:
         if not link.samples:
             continue
         port, direction = cable_direction(peers, link.port, link.direction)
-        place = places.get(port)
-        if place is None:
+        both = links.get(port)
+        if both is None:
             continue
-        labels = [place[0], place[1], direction]
-        f["fabcorr_link_samples"].add_metric(labels, link.samples)
+        labels = both[direction == "out"]
+        samples.append((labels, link.samples))
         if link.counter_check:
-            f["fabcorr_link_bytes_mismatch"].add_metric(
-                labels, 1.0 if link.counter_check == OUTSIDE else 0.0)
-        _shares(link, labels, seconds, f)
+            mismatch.append((labels, 1.0 if link.counter_check == OUTSIDE else 0.0))
+        shares.add(link, labels, seconds)
         for share in link.jobs:
-            f["fabcorr_link_job_bytes_per_second"].add_metric(
-                [*labels, *_namespaced(share.name)], share.bytes / seconds)
+            jobs.append(((*labels, *_namespaced(share.name)), share.bytes / seconds))
         for share in link.pods:
-            f["fabcorr_link_pod_bytes_per_second"].add_metric(
-                [*labels, *_namespaced(share.name)], share.bytes / seconds)
+            pods.append(((*labels, *_namespaced(share.name)), share.bytes / seconds))
     for (tenant, tier), rate in sorted(fabric_totals(fabric, attribution, "tenants").items()):
-        f["fabcorr_tenant_fabric_bytes_per_second"].add_metric([plain(tenant), tier], rate)
+        f["fabcorr_tenant_fabric_bytes_per_second"].append(((plain(tenant), tier), rate))
     tenant_of_job = fabric.cached(_job_tenants)
     for (job, tier), rate in sorted(fabric_totals(fabric, attribution, "jobs").items()):
-        f["fabcorr_job_fabric_bytes_per_second"].add_metric(
-            [*_namespaced(job), tenant_of_job.get(job, ""), tier], rate)
-    f["fabcorr_attribution_unattributed_samples"].add_metric(
-        [], attribution.unattributed_samples)
-    f["fabcorr_attribution_unknown_port_samples"].add_metric(
-        [], sum(attribution.unknown_ports.values()))
-    f["fabcorr_attribution_interval_end_timestamp_seconds"].add_metric(
-        [], attribution.start + attribution.seconds)
-    f["fabcorr_attribution_duration_seconds"].add_metric([], view.attribution_s)
+        f["fabcorr_job_fabric_bytes_per_second"].append(
+            ((*_namespaced(job), tenant_of_job.get(job, ""), tier), rate))
+    f["fabcorr_attribution_unattributed_samples"].append(
+        ((), attribution.unattributed_samples))
+    f["fabcorr_attribution_unknown_port_samples"].append(
+        ((), sum(attribution.unknown_ports.values())))
+    f["fabcorr_attribution_interval_end_timestamp_seconds"].append(
+        ((), attribution.start + attribution.seconds))
+    f["fabcorr_attribution_duration_seconds"].append(((), view.attribution_s))
 
 
-def _shares(link: LinkTraffic, labels: list[str], seconds: float,
-            f: dict[str, Metric]) -> None:
-    shared = len(link.tenants) > 1
-    for share in link.tenants:
-        tenant = plain(share.name)
-        f["fabcorr_link_tenant_bytes_per_second"].add_metric([*labels, tenant],
-                                                             share.bytes / seconds)
-        if shared:
-            f["fabcorr_link_tenant_share_ratio"].add_metric([*labels, tenant], share.share)
-            f["fabcorr_link_tenant_share_lower_ratio"].add_metric([*labels, tenant],
-                                                                  share.share_low)
-            f["fabcorr_link_tenant_share_upper_ratio"].add_metric([*labels, tenant],
-                                                                  share.share_high)
+class _Shares:
+    """The tenant series of link directions: bytes/s, and shares where several share."""
+
+    def __init__(self, f: dict[str, list[Row]]) -> None:
+        self.bytes = f["fabcorr_link_tenant_bytes_per_second"]
+        self.share = f["fabcorr_link_tenant_share_ratio"]
+        self.low = f["fabcorr_link_tenant_share_lower_ratio"]
+        self.high = f["fabcorr_link_tenant_share_upper_ratio"]
+
+    def add(self, link: LinkTraffic, labels: Labels, seconds: float) -> None:
+        shared = len(link.tenants) > 1
+        for share in link.tenants:
+            tenant = (*labels, _plain(share.name))
+            self.bytes.append((tenant, share.bytes / seconds))
+            if shared:
+                self.share.append((tenant, share.share))
+                self.low.append((tenant, share.share_low))
+                self.high.append((tenant, share.share_high))
 
 
-def _info(fabric: FabricGraph, f: dict[str, Metric]) -> None:
-    for labels in fabric.cached(_interface_rows):
-        f["fabcorr_pod_interface_info"].add_metric(labels, 1)
-    for labels in fabric.cached(_job_rows):
-        f["fabcorr_job_info"].add_metric(labels, 1)
-    for labels, speed in fabric.cached(_link_rows):
-        f["fabcorr_link_speed_bytes_per_second"].add_metric(labels, speed / 8)
+def _info(fabric: FabricGraph, f: dict[str, list[Row]]) -> None:
+    """The fabric's own series: lists the fabric keeps, the same from one view to the
+    next while the fabric is."""
+    for name, rows in zip(FABRIC_FAMILIES, (_interface_rows, _job_rows, _link_rows),
+                          strict=True):
+        f[name] = fabric.cached(rows)
 
 
-def _health(view: View, f: dict[str, Metric]) -> None:
+def _health(view: View, f: dict[str, list[Row]]) -> None:
     for name, health in sorted(view.health.items()):
-        f["fabcorr_collector_up"].add_metric([name, health.protocol], 1 if health.up else 0)
+        f["fabcorr_collector_up"].append(((name, health.protocol), 1 if health.up else 0))
         for kind, count in sorted(health.errors.items()):
-            f["fabcorr_collector_errors_total"].add_metric([name, kind], count)
+            f["fabcorr_collector_errors_total"].append(((name, kind), count))
         if health.last_success is not None:
-            f["fabcorr_collector_last_success_timestamp_seconds"].add_metric(
-                [name], health.last_success)
+            f["fabcorr_collector_last_success_timestamp_seconds"].append(
+                ((name,), health.last_success))
     totals = view.sflow
-    f["fabcorr_sflow_datagrams_total"].add_metric([], totals.datagrams)
-    f["fabcorr_sflow_bytes_total"].add_metric([], totals.bytes)
+    f["fabcorr_sflow_datagrams_total"].append(((), totals.datagrams))
+    f["fabcorr_sflow_bytes_total"].append(((), totals.bytes))
     for kind in ("flow", "counters", "discard"):
-        f["fabcorr_sflow_samples_total"].add_metric([kind], totals.samples.get(kind, 0))
+        f["fabcorr_sflow_samples_total"].append(((kind,), totals.samples.get(kind, 0)))
     for reason, count in sorted(totals.rejects.items()):
-        f["fabcorr_sflow_rejects_total"].add_metric([reason], count)
-    f["fabcorr_sflow_lost_datagrams_total"].add_metric([], totals.lost_datagrams)
-    f["fabcorr_sflow_agent_restarts_total"].add_metric([], totals.agent_restarts)
-    f["fabcorr_sflow_agent_dropped_samples_total"].add_metric([], totals.agent_drops)
-    f["fabcorr_sflow_interleaved_datagrams_total"].add_metric([], totals.interleaved)
+        f["fabcorr_sflow_rejects_total"].append(((reason,), count))
+    f["fabcorr_sflow_lost_datagrams_total"].append(((), totals.lost_datagrams))
+    f["fabcorr_sflow_agent_restarts_total"].append(((), totals.agent_restarts))
+    f["fabcorr_sflow_agent_dropped_samples_total"].append(((), totals.agent_drops))
+    f["fabcorr_sflow_interleaved_datagrams_total"].append(((), totals.interleaved))
     for table in EVICTING_TABLES:
-        f["fabcorr_sflow_table_evictions_total"].add_metric([table],
-                                                            totals.evictions.get(table, 0))
-    f["fabcorr_ready"].add_metric([], 1 if view.ready else 0)
+        f["fabcorr_sflow_table_evictions_total"].append(
+            ((table,), totals.evictions.get(table, 0)))
+    f["fabcorr_ready"].append(((), 1 if view.ready else 0))
     for component, up in sorted(view.components.items()):
-        f["fabcorr_component_up"].add_metric([component], 1 if up else 0)
+        f["fabcorr_component_up"].append(((component,), 1 if up else 0))
 
 
+@lru_cache(maxsize=1 << 16)
 def _namespaced(name: str) -> tuple[str, str]:
     """(namespace, name) of a job or pod ID; ("", name) for a group name."""
     namespace, _, rest = plain(name).rpartition("/")
     return namespace, rest
+
+
+_plain = lru_cache(maxsize=1 << 12)(plain)
+"""Tenant names, met on every link direction: :func:`plain` once per name."""
 
 
 def _places(fabric: FabricGraph) -> dict[str, tuple[str, str, str, int]]:
@@ -331,6 +380,13 @@ def _places(fabric: FabricGraph) -> dict[str, tuple[str, str, str, int]]:
     return found
 
 
+def _links(fabric: FabricGraph) -> dict[str, tuple[Labels, Labels]]:
+    """Port ID -> the labels of its in and out directions, for every switch port: the
+    same tuples in every view."""
+    return {port: ((switch, name, "in"), (switch, name, "out"))
+            for port, (switch, name, _, _) in fabric.cached(_places).items()}
+
+
 def _switch_peers(fabric: FabricGraph) -> dict[str, str]:
     """Switch port -> the switch port at the far end of its cable."""
     found = {}
@@ -341,25 +397,25 @@ def _switch_peers(fabric: FabricGraph) -> dict[str, str]:
     return found
 
 
-def _interface_rows(fabric: FabricGraph) -> list[list[str]]:
+def _interface_rows(fabric: FabricGraph) -> list[Row]:
     graph, table, where = fabric.graph, owners(fabric), plugs(fabric)
     rows = []
     for podif in fabric.nodes_of(NodeKind.POD_INTERFACE):
         attrs, owner, plug = graph.nodes[podif], table.get(podif), where.get(podif)
         ip = (attrs.get("ipv4") or attrs.get("ipv6") or "").split("/")[0]
         leaf_port = graph.nodes[plug.leaf_port] if plug and plug.leaf_port else {}
-        rows.append([attrs["namespace"], attrs["pod"], attrs["interface"], ip,
-                     attrs.get("node", ""), id_name(plug.pf).partition("/")[2] if plug else "",
-                     attrs.get("vf_pci", ""), leaf_port.get("switch", ""),
-                     leaf_port.get("name", ""),
-                     id_name(owner.job).partition("/")[2] if owner and owner.job else "",
-                     id_name(owner.tenant) if owner and owner.tenant else ""])
+        rows.append(((attrs["namespace"], attrs["pod"], attrs["interface"], ip,
+                      attrs.get("node", ""), id_name(plug.pf).partition("/")[2] if plug else "",
+                      attrs.get("vf_pci", ""), leaf_port.get("switch", ""),
+                      leaf_port.get("name", ""),
+                      id_name(owner.job).partition("/")[2] if owner and owner.job else "",
+                      id_name(owner.tenant) if owner and owner.tenant else ""), 1))
     return rows
 
 
-def _job_rows(fabric: FabricGraph) -> list[list[str]]:
+def _job_rows(fabric: FabricGraph) -> list[Row]:
     graph = fabric.graph
-    return [[a["namespace"], a["name"], a.get("job_kind", ""), a.get("tenant", "")]
+    return [((a["namespace"], a["name"], a.get("job_kind", ""), a.get("tenant", "")), 1)
             for a in (graph.nodes[j] for j in fabric.nodes_of(NodeKind.JOB))]
 
 
@@ -368,7 +424,7 @@ def _job_tenants(fabric: FabricGraph) -> dict[str, str]:
     return {j: graph.nodes[j].get("tenant", "") for j in fabric.nodes_of(NodeKind.JOB)}
 
 
-def _link_rows(fabric: FabricGraph) -> list[tuple[list[str], int]]:
+def _link_rows(fabric: FabricGraph) -> list[Row]:
     graph, places, rows = fabric.graph, fabric.cached(_places), []
     for port, (switch, name, tier, speed) in places.items():
         peer = fabric.peer(port)
@@ -376,5 +432,5 @@ def _link_rows(fabric: FabricGraph) -> list[tuple[list[str], int]]:
             continue
         peer_attrs = graph.nodes[peer] if peer else {}
         peer_switch = peer_attrs.get("switch") or peer_attrs.get("node", "")
-        rows.append(([switch, name, peer_switch, peer_attrs.get("name", ""), tier], speed))
+        rows.append(((switch, name, peer_switch, peer_attrs.get("name", ""), tier), speed / 8))
     return rows
