@@ -169,9 +169,9 @@ def build_indexes(graph: nx.Graph, facts: FactSet, vfs: VfTable) -> Indexes:
                     by_agent[(agent, attrs["ifindex"])] = node
         elif kind in (NodeKind.PF, NodeKind.VF) and attrs.get("mac"):
             _add_mac(by_mac, attrs["mac"], node, problems)
-    for row in range(len(vfs)):
+    for row, mac in vfs.macs():
         node = vfs.node_id(row)
-        if node not in graph and (mac := vfs.attrs(row).get("mac")):
+        if node not in graph:
             _add_mac(by_mac, mac, node, problems)
     return Indexes(ips, by_agent, by_ifindex, by_name, by_mac, tuple(problems))
 

@@ -10,7 +10,8 @@ integers in arrays and its MAC.
 from __future__ import annotations
 
 from array import array
-from collections.abc import Iterable
+from collections import defaultdict
+from collections.abc import Iterable, Iterator
 from typing import Any
 
 from inventory.facts import normalize_mac
@@ -34,30 +35,33 @@ class VfTable:
     """
 
     def __init__(self, names: list[str], node: array, pci: array, pf: array, index: array,
-                 macs: list[str]) -> None:
+                 macs: list[str], ranges: dict[str, tuple[int, int]]) -> None:
         self._names = names
         self._node, self._pci, self._pf, self._index = node, pci, pf, index
         self._macs = macs
-        self._ranges: dict[str, tuple[int, int]] = {}
-        for row, code in enumerate(node):
-            start, _ = self._ranges.get(names[code], (row, row))
-            self._ranges[names[code]] = (start, row + 1)
+        self._ranges = ranges
 
     @classmethod
     def from_rows(cls, rows: Iterable[VfRow]) -> VfTable:
-        """A table of ``rows`` (sorted by node, keeping their order within a node); MACs are
-        normalized as graph attributes are."""
+        """A table of ``rows`` (grouped by node in the order nodes first appear, keeping
+        their order within a node); MACs are normalized as graph attributes are."""
+        by_node: dict[str, list[VfRow]] = defaultdict(list)
+        for row in rows:
+            by_node[row[0]].append(row)
+        ranges, start = {}, 0
+        for name, members in by_node.items():
+            ranges[name] = (start, start + len(members))
+            start += len(members)
+        ordered = [row for members in by_node.values() for row in members]
+        nodes, pcis, pfs, indexes, macs = zip(*ordered, strict=True) if ordered else ((),) * 5
         codes: dict[str, int] = {}
 
-        def code(name: str) -> int:
-            return codes.setdefault(name, len(codes))
+        def column(values: tuple[str, ...]) -> array:
+            return array("I", [codes.setdefault(v, len(codes)) for v in values])
 
-        ordered = sorted(((code(n), code(p), code(f), i, m) for n, p, f, i, m in rows),
-                         key=lambda r: r[0])
-        return cls(list(codes), array("I", (r[0] for r in ordered)),
-                   array("I", (r[1] for r in ordered)), array("I", (r[2] for r in ordered)),
-                   array("q", (r[3] for r in ordered)),
-                   [(normalize_mac(r[4]) or r[4]) if r[4] else "" for r in ordered])
+        node, pci, pf = column(nodes), column(pcis), column(pfs)
+        return cls(list(codes), node, pci, pf, array("q", indexes),
+                   [(normalize_mac(m) or m) if m else "" for m in macs], ranges)
 
     def __len__(self) -> int:
         return len(self._node)
@@ -98,3 +102,7 @@ class VfTable:
         if self._macs[row]:
             found["mac"] = self._macs[row]
         return found
+
+    def macs(self) -> Iterator[tuple[int, str]]:
+        """(row, MAC) of every VF with a MAC, in row order."""
+        return ((row, mac) for row, mac in enumerate(self._macs) if mac)
