@@ -103,6 +103,10 @@ class VfTable:
             found["mac"] = self._macs[row]
         return found
 
+    def mac(self, row: int) -> str:
+        """The VF's MAC (empty when it has none)."""
+        return self._macs[row]
+
     def macs(self) -> Iterator[tuple[int, str]]:
         """(row, MAC) of every VF with a MAC, in row order."""
         return ((row, mac) for row, mac in enumerate(self._macs) if mac)
