@@ -27,6 +27,7 @@ import json
 import marshal
 from collections import defaultdict
 from collections.abc import Iterable, Iterator
+from itertools import chain
 from pathlib import Path
 from typing import Any
 
@@ -93,21 +94,14 @@ def fabric_from_document(document: Any, origin: str = "<snapshot>") -> FabricGra
     try:
         tables = document["facts"]
         check_tables(tables, origin)
-        graph = nx.Graph()
-        ids: list[str] = []
-        for table in document["graph"]["nodes"]:
-            ids.extend(row[0] for row in table["rows"])
-            graph.add_nodes_from(_rows(table, 1), kind=table["kind"])
-        for table in document["graph"]["edges"]:
-            graph.add_edges_from(((ids[a], ids[b], *rest) for a, b, *rest in _rows(table, 2)),
-                                 kind=table["kind"])
+        graph = _graph(document["graph"])
         problems = tuple(Problem(*p) for p in document["problems"])
         indexed = facts_from_tables({k: tables[k] for k in INDEXED_FACTS if k in tables},
                                     origin)
         vfs = VfTable.from_rows(_vf_rows(tables.get("vfs"), graph, origin))
     except FactError as exc:
         raise SnapshotError(str(exc)) from exc
-    except (KeyError, TypeError, ValueError) as exc:
+    except (LookupError, TypeError, ValueError) as exc:
         raise SnapshotError(f"{origin}: malformed snapshot: {exc!r}") from exc
     return prepare(FabricGraph(graph, lambda: _facts(tables, origin), problems,
                                build_indexes(graph, indexed, vfs), vfs))
@@ -140,16 +134,35 @@ def _facts(tables: dict[str, Any], origin: str) -> FactSet:
         raise SnapshotError(str(exc)) from exc
 
 
-def _rows(table: dict[str, Any], width: int) -> Iterator[tuple[Any, ...]]:
-    """Rows of a node (``width`` 1) or edge (2) table as tuples of the key and the
-    attributes, nulls left out."""
-    fields = table["fields"]
-    if not fields:
-        return (tuple(row) for row in table["rows"])
-    return (
-        (*row[:width], {k: v for k, v in zip(fields, row[width:], strict=True) if v is not None})
-        for row in table["rows"]
-    )
+def _graph(tables: dict[str, Any]) -> nx.Graph:
+    """The graph of a snapshot's node and edge tables, written straight into networkx's node
+    and adjacency dicts: what ``add_nodes_from``/``add_edges_from`` would make of the rows,
+    without their copies of each attribute dict (a third of a large load)."""
+    graph = nx.Graph()
+    nodes, adj = graph._node, graph._adj
+    ids: list[str] = []
+    for table in tables["nodes"]:
+        for row, attrs in _rows(table, 1):
+            nodes[row[0]] = attrs
+            adj[row[0]] = {}
+            ids.append(row[0])
+    for table in tables["edges"]:
+        for row, attrs in _rows(table, 2):
+            a, b = ids[row[0]], ids[row[1]]
+            adj[a][b] = adj[b][a] = attrs
+    return graph
+
+
+def _rows(table: dict[str, Any], width: int) -> Iterator[tuple[list[Any], dict[str, Any]]]:
+    """Each row of a node (``width`` 1) or edge (2) table with its attributes: the table's
+    kind, then its fields, nulls left out."""
+    kind, fields = table["kind"], table["fields"]
+    for row in table["rows"]:
+        attrs = {KIND: kind}
+        attrs.update(zip(fields, row[width:], strict=True))
+        if None in attrs.values():
+            attrs = {k: v for k, v in attrs.items() if v is not None}
+        yield row, attrs
 
 
 def save_snapshot(fabric: FabricGraph, path: str | Path) -> None:
@@ -159,21 +172,31 @@ def save_snapshot(fabric: FabricGraph, path: str | Path) -> None:
     never sees half a snapshot."""
     document = snapshot_document(fabric)
     if Path(path).suffix == ".json":
-        replace_file(path, _lines(document) + "\n")
+        replace_file(path, chain(_lines(document), "\n"))
     else:
         replace_file(path, PACKED + marshal.dumps(document))
 
 
-def _lines(value: Any) -> str:
-    """JSON text of ``value`` with every list element on its own line."""
+def _lines(value: Any) -> Iterator[str]:
+    """JSON text of ``value`` with every list element on its own line, in pieces."""
     if isinstance(value, dict):
-        return "{" + ",\n".join(f"{json.dumps(k)}:{_lines(v)}" for k, v in value.items()) + "}"
-    if isinstance(value, list):
-        if not value:
-            return "[]"
-        return "[\n" + ",\n".join(
-            _lines(item) if isinstance(item, dict) else _compact(item) for item in value) + "]"
-    return _compact(value)
+        yield "{"
+        for i, (key, item) in enumerate(value.items()):
+            yield (",\n" if i else "") + json.dumps(key) + ":"
+            yield from _lines(item)
+        yield "}"
+    elif isinstance(value, list) and value:
+        yield "[\n"
+        for i, item in enumerate(value):
+            if i:
+                yield ",\n"
+            if isinstance(item, dict):
+                yield from _lines(item)
+            else:
+                yield _compact(item)
+        yield "]"
+    else:
+        yield _compact(value)
 
 
 def _compact(value: Any) -> str:

@@ -6,7 +6,7 @@ import re
 
 import pytest
 
-from inventory.errors import SnapshotError
+from inventory.errors import SnapshotError, WriteError
 from simulator.generator import FabricSpec, JobSpec, generate_facts
 from topology import snapshot
 from topology.build import build_graph
@@ -112,10 +112,11 @@ def test_a_save_replaces_the_file_whole_or_not_at_all(fabric, tmp_path, monkeypa
     before = path.read_bytes()
 
     def fail(document):
+        yield "{"
         raise OSError(28, "No space left on device")
 
     monkeypatch.setattr(snapshot, "_lines", fail)
-    with pytest.raises(OSError, match="No space left"):
+    with pytest.raises(WriteError, match=r"topology\.json: cannot write: No space left"):
         save_snapshot(fabric, path)
     assert path.read_bytes() == before
     assert [p.name for p in tmp_path.iterdir()] == ["topology.json"]
