@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import ipaddress
 import re
+import socket
 from array import array
 from bisect import bisect_left
 from collections import defaultdict
@@ -32,6 +33,16 @@ def ip_key(address: str | bytes) -> bytes:
     if isinstance(address, bytes):
         return address
     return ipaddress.ip_interface(address.strip()).ip.packed
+
+
+def _packed(address: str) -> bytes:
+    """:func:`ip_key` of a fact's address, by the C parser when it can (a large fabric's
+    hundred thousand addresses, checked when the facts were read)."""
+    text = address.partition("/")[0]
+    try:
+        return socket.inet_pton(socket.AF_INET6 if ":" in text else socket.AF_INET, text)
+    except OSError:
+        return ip_key(address)
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,7 +81,7 @@ class IpIndex:
             owner = IpOwner(podif_id(fact.namespace, fact.pod, fact.interface), fact)
             for address in (fact.ipv4, fact.ipv6):
                 if address:
-                    key = ip_key(address)
+                    key = _packed(address)
                     owners[key].append(owner)
                     texts[key] = address.split("/")[0]
         problems = []
