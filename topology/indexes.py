@@ -247,6 +247,7 @@ def build_indexes(graph: nx.Graph, facts: FactSet, vfs: VfTable) -> Indexes:
     by_ifindex: dict[tuple[str, int], str] = {}
     by_name: dict[tuple[str, str], str] = {}
     macs: list[tuple[str, str]] = []
+    in_graph: set[int] = set()  # the VF table's rows of the graph's VFs
     for node, attrs in nodes(data=True):
         kind = attrs[KIND]
         if kind == NodeKind.PORT:
@@ -259,8 +260,11 @@ def build_indexes(graph: nx.Graph, facts: FactSet, vfs: VfTable) -> Indexes:
                 agent = agents.get(switch_id(switch))
                 if agent is not None:
                     by_agent[(agent, attrs["ifindex"])] = node
-        elif kind in (NodeKind.PF, NodeKind.VF) and attrs.get("mac"):
-            macs.append((attrs["mac"], node))
+        elif kind in (NodeKind.PF, NodeKind.VF):
+            if attrs.get("mac"):
+                macs.append((attrs["mac"], node))
+            if kind == NodeKind.VF:
+                in_graph.update(vfs.rows_of(attrs.get("node", ""), attrs.get("pci_address", "")))
     by_mac, conflicts = MacIndex.build(
-        macs, vfs, [row for row, _ in vfs.macs() if vfs.node_id(row) not in graph])
+        macs, vfs, [row for row, _ in vfs.macs() if row not in in_graph])
     return Indexes(ips, by_agent, by_ifindex, by_name, by_mac, (*problems, *conflicts))

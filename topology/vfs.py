@@ -12,6 +12,7 @@ from __future__ import annotations
 from array import array
 from collections import defaultdict
 from collections.abc import Iterable, Iterator
+from itertools import chain
 from typing import Any
 
 from inventory.facts import normalize_mac
@@ -37,6 +38,7 @@ class VfTable:
     def __init__(self, names: list[str], node: array, pci: array, pf: array, index: array,
                  macs: list[str], ranges: dict[str, tuple[int, int]]) -> None:
         self._names = names
+        self._codes = {name: code for code, name in enumerate(names)}
         self._node, self._pci, self._pf, self._index = node, pci, pf, index
         self._macs = macs
         self._ranges = ranges
@@ -54,26 +56,32 @@ class VfTable:
             start += len(members)
         ordered = [row for members in by_node.values() for row in members]
         nodes, pcis, pfs, indexes, macs = zip(*ordered, strict=True) if ordered else ((),) * 5
-        codes: dict[str, int] = {}
-
-        def column(values: tuple[str, ...]) -> array:
-            return array("I", [codes.setdefault(v, len(codes)) for v in values])
-
-        node, pci, pf = column(nodes), column(pcis), column(pfs)
-        return cls(list(codes), node, pci, pf, array("q", indexes),
-                   [(normalize_mac(m) or m) if m else "" for m in macs], ranges)
+        names = list(dict.fromkeys(chain(by_node, pcis, pfs)))
+        code = {name: i for i, name in enumerate(names)}.__getitem__
+        return cls(names, *(array("I", map(code, column)) for column in (nodes, pcis, pfs)),
+                   array("q", indexes), [(normalize_mac(m) or m) if m else "" for m in macs],
+                   ranges)
 
     def __len__(self) -> int:
         return len(self._node)
 
     def find(self, node: str, pci: str) -> int | None:
         """The row of VF ``pci`` on ``node``, if configured."""
+        rows = self.rows_of(node, pci)
+        return rows[0] if rows else None
+
+    def rows_of(self, node: str, pci: str) -> list[int]:
+        """Every row of VF ``pci`` on ``node`` (one, unless the facts repeat it)."""
         start, stop = self._ranges.get(node, (0, 0))
-        names = self._names
-        for row in range(start, stop):
-            if names[self._pci[row]] == pci:
-                return row
-        return None
+        code = self._codes.get(pci)
+        rows: list[int] = []
+        while code is not None and start < stop:
+            try:
+                rows.append(self._pci.index(code, start, stop))
+            except ValueError:
+                break
+            start = rows[-1] + 1
+        return rows
 
     def find_id(self, node_id: str) -> int | None:
         """The row of the VF with graph node ID ``node_id`` (``vf:NODE/PCI``)."""
@@ -83,8 +91,8 @@ class VfTable:
 
     def with_pci(self, pci: str) -> list[int]:
         """The rows of every VF with PCI address ``pci``, on any node."""
-        names = self._names
-        return [row for row, code in enumerate(self._pci) if names[code] == pci]
+        code = self._codes.get(pci)
+        return [] if code is None else [row for row, c in enumerate(self._pci) if c == code]
 
     def node_id(self, row: int) -> str:
         return vf_id(self._names[self._node[row]], self._names[self._pci[row]])
