@@ -72,8 +72,8 @@ def _leaf_routes(fabric: FabricGraph, a: str, b: str) -> tuple[int, list[list[st
     Leaves with the same cables up (the leaves of one Clos pod) have the same routes but
     for their ends, so both are found once per pair of such leaves' uplinks and fabric.
     """
-    up = tier_links(fabric)[0]
-    key = (_uplinks(up, a), _uplinks(up, b))
+    uplinks = fabric.cached(_uplinks)
+    key = (uplinks[a], uplinks[b])
     memo = fabric.cached(_route_memo)
     found = memo.get(key)
     if found is None:
@@ -93,9 +93,13 @@ def _route_memo(fabric: FabricGraph) -> dict[tuple[frozenset, frozenset],
     return {}
 
 
-def _uplinks(up: Links, leaf: str) -> frozenset[tuple[str, int]]:
-    """The switches a tier above ``leaf`` and the number of cables to each."""
-    return frozenset((v, len(found)) for v, found in up.get(leaf, {}).items())
+def _uplinks(fabric: FabricGraph) -> defaultdict[str, frozenset[tuple[str, int]]]:
+    """Switch ID -> the switches a tier above it and the number of cables to each."""
+    up = tier_links(fabric)[0]
+    table = defaultdict(frozenset)
+    table.update((switch, frozenset((v, len(found)) for v, found in above.items()))
+                 for switch, above in up.items())
+    return table
 
 
 def _count_routes(fabric: FabricGraph, a: str, b: str) -> tuple[int, list[list[str]] | None]:
@@ -120,10 +124,13 @@ def _count_routes(fabric: FabricGraph, a: str, b: str) -> tuple[int, list[list[s
 
 def _next(links: tuple[Links, Links], switch: str, layer: set[str]) -> list[str]:
     """The switches of ``layer`` cabled to ``switch``, in ID order."""
-    outs = [table.get(switch, {}) for table in links]
-    if len(layer) < sum(map(len, outs)):
-        return sorted(v for v in layer if any(v in out for out in outs))
-    return sorted(v for out in outs for v in out if v in layer)
+    up, down = links[0].get(switch, _NONE), links[1].get(switch, _NONE)
+    if len(layer) < len(up) + len(down):
+        return sorted(v for v in layer if v in up or v in down)
+    return sorted([*(v for v in up if v in layer), *(v for v in down if v in layer)])
+
+
+_NONE: dict[str, tuple[tuple[str, str], ...]] = {}
 
 
 def _expand(fabric: FabricGraph, layers: list[list[str]], first: str, last: str
@@ -145,22 +152,32 @@ def _expand(fabric: FabricGraph, layers: list[list[str]], first: str, last: str
     def between(x: str, y: str) -> tuple[tuple[str, str], ...]:
         return cables(links, x, y)
 
-    for switches in _chains(steps, len(layers), [layers[0][0]]):
-        names = [name(switch) for switch in switches]
+    for switches in _chains(steps, len(layers), layers[0][0]):
+        *names, end = map(name, switches)
         for chosen in product(*(between(x, y) for x, y in pairwise(switches))):
-            ports = [first, *(p for cable in chosen for p in cable), last]
-            yield tuple(hop(label, ports[2 * i], ports[2 * i + 1])
-                        for i, label in enumerate(names))
+            hops, ingress = [], first
+            for label, (egress, far) in zip(names, chosen, strict=True):
+                hops.append(hop(label, ingress, egress))
+                ingress = far
+            hops.append(hop(end, ingress, last))
+            yield tuple(hops)
 
 
-def _chains(steps: Callable[[str, int], list[str]], depth: int, route: list[str]
+def _chains(steps: Callable[[str, int], list[str]], depth: int, start: str
             ) -> Iterator[list[str]]:
-    """Switch sequences of ``depth`` switches that follow cables, in ID order."""
-    if len(route) == depth:
-        yield route
-        return
-    for switch in steps(route[-1], len(route)):
-        yield from _chains(steps, depth, [*route, switch])
+    """Switch sequences of ``depth`` switches from ``start`` that follow cables, in ID
+    order (depth first, without a generator per level)."""
+    route, choices = [start], [iter(steps(start, 1))]
+    while choices:
+        switch = next(choices[-1], None)
+        if switch is None:
+            choices.pop()
+            route.pop()
+        elif len(route) + 1 == depth:
+            yield [*route, switch]
+        else:
+            route.append(switch)
+            choices.append(iter(steps(switch, len(route))))
 
 
 def _port_name(fabric: FabricGraph, plug: Plug) -> str:
