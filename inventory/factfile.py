@@ -152,10 +152,14 @@ def read_facts(paths: Iterable[str | Path]) -> FactSet:
 
 def write_facts(facts: FactSet, path: str | Path) -> None:
     """Write ``facts`` as one fact document, YAML or JSON by the file's suffix."""
+    replace_file(path, facts_text(facts, as_json=Path(path).suffix == ".json"))
+
+
+def facts_text(facts: FactSet, as_json: bool = False) -> str:
+    """``facts`` as one fact document: YAML, or with ``as_json`` JSON."""
     document = facts_to_document(facts)
-    replace_file(path, json.dumps(document, indent=1) + "\n" if Path(path).suffix == ".json"
-                 else yaml.safe_dump(document, sort_keys=False, default_flow_style=None,
-                                     width=120))
+    return (json.dumps(document, indent=1) + "\n" if as_json
+            else yaml.safe_dump(document, sort_keys=False, default_flow_style=None, width=120))
 
 
 def _expand(paths: Iterable[str | Path]) -> list[Path]:

@@ -1,5 +1,5 @@
 """Scenario files: an emulated fabric, the AI jobs' traffic on it, and the events that
-disturb it (``examples/scenarios/``).
+disturb it (``simulator/scenarios/``, shipped in the package).
 
 A scenario is a mapping of keys::
 

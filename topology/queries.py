@@ -42,7 +42,8 @@ from topology.schema import (
 
 @dataclass(frozen=True, slots=True)
 class Attachment:
-    """One NIC path of a node: PF, rail, leaf port, VF, and the pod interface using it."""
+    """One NIC path of a node: PF, rail, leaf port, VF, and the pod interface using it
+    (``valid_until``: when an ended pod gave up its addresses)."""
 
     node: str
     pf: str
@@ -56,6 +57,7 @@ class Attachment:
     ipv6: str = ""
     job: str = ""
     tenant: str = ""
+    valid_until: float | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -299,6 +301,7 @@ def _attachment(fabric: FabricGraph, record: dict[str, Any]) -> Attachment:
         ipv4=record.get("ipv4") or "", ipv6=record.get("ipv6") or "",
         job=id_name(owner.job) if owner and owner.job else "",
         tenant=id_name(owner.tenant) if owner and owner.tenant else "",
+        valid_until=record.get("valid_until"),
     )
 
 

@@ -177,6 +177,11 @@ def save_snapshot(fabric: FabricGraph, path: str | Path) -> None:
         replace_file(path, PACKED + marshal.dumps(document))
 
 
+def snapshot_text(fabric: FabricGraph) -> str:
+    """The JSON text :func:`save_snapshot` writes to a ``.json`` file."""
+    return "".join(_lines(snapshot_document(fabric))) + "\n"
+
+
 def _lines(value: Any) -> Iterator[str]:
     """JSON text of ``value`` with every list element on its own line, in pieces."""
     if isinstance(value, dict):

@@ -34,6 +34,7 @@ from correlator.attribution.estimate import OTHER, Share
 from correlator.collect.rates import Rates
 from inventory.counters import PFC_RX, PFC_TX, QUEUE_DROPPED, QUEUE_ECN
 from inventory.errors import ConfigError
+from topology.schema import id_name
 
 KINDS = ("utilization", "pfc", "ecn", "discards")
 
@@ -248,11 +249,11 @@ class HotspotTracker:
         named = _named(tenants)
         if not named or named[0].share < self.limits.dominance:
             return ""
-        others = [s.name for s in named[1:] if s.share >= self.limits.neighbour_share]
+        others = [id_name(s.name) for s in named[1:] if s.share >= self.limits.neighbour_share]
         if not others:
             return ""
         lead = named[0]
-        return (f"{lead.name} sends {lead.share:.0%} ({lead.share_low:.0%}-"
+        return (f"{id_name(lead.name)} sends {lead.share:.0%} ({lead.share_low:.0%}-"
                 f"{lead.share_high:.0%}) of a link that {', '.join(others)} also use")
 
 

@@ -6,18 +6,21 @@ import argparse
 import json
 import math
 import sys
+from collections import Counter
 from collections.abc import Callable, Iterator
 from typing import Any
 
 from correlator.attribution.hotspots import Thresholds
 from correlator.cli.cells import (
     HOTSPOT_COLUMNS,
+    HOTSPOT_WIDE,
     TRAFFIC_COLUMNS,
     WIDE_COLUMNS,
     hotspot_row,
     link_name,
     traffic_cells,
 )
+from correlator.cli.human import count, counted, interval, short_name
 from correlator.cli.options import INTERVAL, add_format, add_snapshot, number
 from correlator.cli.printers import Block, Fields, Table, emit
 from correlator.cli.sflow import read_capture
@@ -35,12 +38,13 @@ def register(commands: argparse._SubParsersAction) -> None:
         "attribute", help="attribute a saved run's link traffic to tenants, jobs and pods",
         description="Replay a pcap of sFlow datagrams against a topology snapshot: for each "
         "interval and link direction, the bytes of each tenant, job and pod (apportioned "
-        "from the port counters, with 95%% intervals), then the hotspots with culprits and "
+        "from the port counters, with 95% intervals), then the hotspots with culprits and "
         "victims. Port counters come from the sFlow counter samples in the capture and "
         "from --counters. Exit 0; 3 when datagrams were rejected or samples named ports "
-        "the snapshot does not know.")
+        "the snapshot does not know, or the capture is cut short.")
     add_snapshot(parser)
-    parser.add_argument("--pcap", required=True, metavar="FILE", help="sFlow capture (pcap)")
+    parser.add_argument("--pcap", required=True, metavar="FILE",
+                        help="sFlow capture (pcap or pcapng)")
     parser.add_argument("--counters", metavar="FILE",
                         help="port counter readings, one JSON object per line: switch, port, "
                         "at (Unix seconds), values {in_octets: N, pfc_rx_pause/3: N, ...}, "
@@ -78,12 +82,14 @@ def _attribute(args: argparse.Namespace) -> ExitStatus:
                             args.hot_intervals).validate()
     fabric = load_snapshot(args.snapshot)
     readings = list(read_readings(args.counters)) if args.counters else []
-    result = replay(fabric, read_capture(args.pcap, args.port), readings,
+    skipped: Counter[str] = Counter()
+    result = replay(fabric, read_capture(args.pcap, args.port, skipped), readings,
                     ReplayConfig(args.interval, args.top_pods, thresholds))
     emit(to_data(result), lambda r, wide: _blocks(r, wide, args.links), args.output,
          sys.stdout)
     unknown = sum(sum(a.unknown_ports.values()) for a in result.attributions)
-    return ExitStatus.PARTIAL if result.totals.rejects or unknown else ExitStatus.OK
+    partial = result.totals.rejects or unknown or skipped["cut_short"]
+    return ExitStatus.PARTIAL if partial else ExitStatus.OK
 
 
 def read_readings(path: str) -> Iterator[PortCounters]:
@@ -152,22 +158,26 @@ _FIELDS: dict[str, _Check] = {
 def _blocks(result: dict[str, Any], wide: bool, links: int) -> list[Block]:
     totals = result["totals"]
     blocks: list[Block] = [Fields([
-        ("Intervals", len(result["attributions"])), ("Datagrams", totals["datagrams"]),
-        ("Samples", totals["samples"]), ("Rejected", totals["rejects"] or "none"),
-        ("Lost datagrams", totals["lost_datagrams"]), ("Hotspots", len(result["hotspots"]))])]
+        ("Intervals", len(result["attributions"])), ("Datagrams", count(totals["datagrams"])),
+        ("Samples", counted(totals["samples"])), ("Rejected", counted(totals["rejects"])),
+        ("Lost datagrams", count(totals["lost_datagrams"])),
+        ("Hotspots", len(result["hotspots"]))])]
     for attribution in result["attributions"]:
         busy = sorted((x for x in attribution["links"] if x["samples"] or x["counter_bytes"]),
                       key=lambda x: -(x["counter_bytes"] or x["estimated_bytes"]))
         rows = [[link_name(x["port"]), x["direction"], *traffic_cells(x, wide)]
                 for x in busy[:links]]
         columns = ["link", "dir", *TRAFFIC_COLUMNS, *(WIDE_COLUMNS if wide else [])]
-        title = f"Interval {attribution['start']:.0f} +{attribution['seconds']:g}s"
+        title = f"Interval {interval(attribution['start'], attribution['seconds'])}"
         if len(busy) > links:
             title += f" (busiest {links} of {len(busy)} link directions)"
         if attribution["unknown_ports"]:
-            title += f"; samples of unknown ports: {attribution['unknown_ports']}"
+            unknown = attribution["unknown_ports"]
+            title += "; samples of unknown ports: " + counted(
+                {short_name(k): v for k, v in unknown.items()})
         blocks.append(Table(columns, rows, title))
     if result["hotspots"]:
-        blocks.append(Table(HOTSPOT_COLUMNS, [hotspot_row(h) for h in result["hotspots"]],
-                            "Hotspots"))
+        blocks.append(Table(HOTSPOT_COLUMNS + (HOTSPOT_WIDE if wide else []),
+                            [hotspot_row(h, wide) for h in result["hotspots"]], "Hotspots"))
     return blocks
+

@@ -4,10 +4,10 @@ The scenario's switches become gNMI targets (or SNMP agents) whose counters foll
 traffic model; the cluster side is written as a fact file; ``fabcorr run`` starts as a
 child process and discovers the switches, streams their counters and receives the sFlow
 the model's agents send in real time. The demo follows the service through its API: one
-line per attributed interval, each new hotspot with its culprits, victims and their
-confidence. When the scenario's traffic is over it writes the topology exports and the ground truth
-and scores the service against it, then keeps the service up until Ctrl-C or
-``--duration``.
+line per attributed interval, each scripted event of the scenario as it happens, each new
+hotspot with its culprits, victims and their confidence. When the scenario's traffic is
+over it writes the topology exports and the ground truth and scores the service against
+it, then keeps the service up until Ctrl-C or ``--duration``.
 """
 
 from __future__ import annotations
@@ -28,10 +28,13 @@ from typing import Any
 import yaml
 
 from correlator.attribution.hotspots import Thresholds
+from correlator.cli.human import bit_rate, local_time, offset, plural
 from correlator.cli.status import ExitStatus
 from inventory.errors import ConfigError, SourceError
+from inventory.facts import FactSet
 
-DEFAULT_SCENARIO = Path(__file__).parents[2] / "examples" / "scenarios" / "demo.yaml"
+SCENARIOS = Path(__file__).parents[2] / "simulator" / "scenarios"
+"""The scenarios shipped in the package (``fabcorr demo --list``)."""
 _PASSWORD_ENV = "FABCORR_DEMO_GNMI_PASSWORD"
 _LEADS_S = (8.0, 20.0, 45.0)
 """How far ahead of the traffic the demo sets up (the traffic played ahead, the service
@@ -46,8 +49,12 @@ def register(commands: argparse._SubParsersAction) -> None:
         "demo", help="run the service against an emulated fabric (what `make demo` runs)",
         description=__doc__.split("\n\n")[1].replace("\n", " ") + " Exit 0 when the "
         "service met every accuracy target, 1 when not.")
-    parser.add_argument("--scenario", default=str(DEFAULT_SCENARIO), metavar="FILE",
-                        help="scenario (YAML, see examples/scenarios/; default demo.yaml)")
+    parser.add_argument("--scenario", default="demo", metavar="NAME|FILE",
+                        help="a scenario shipped with fabcorr (see --list; default demo) or "
+                        "a scenario file (YAML)")
+    parser.add_argument("--list", action="store_true",
+                        help="list the scenarios shipped with fabcorr, with their files, and "
+                        "exit")
     parser.add_argument("--out", default="out/demo", metavar="DIR",
                         help="where the config, facts, snapshot, exports, attribution log "
                         "and ground truth go (default out/demo)")
@@ -63,14 +70,34 @@ def register(commands: argparse._SubParsersAction) -> None:
     parser.set_defaults(run=_demo)
 
 
+def shipped() -> dict[str, Path]:
+    """The scenarios shipped in the package: name -> file."""
+    return {path.stem: path for path in sorted(SCENARIOS.glob("*.yaml"))}
+
+
+def scenario_file(text: str) -> Path:
+    """The file of ``--scenario``: a shipped scenario's name, else a path."""
+    found = shipped().get(text)
+    if found is not None:
+        return found
+    if not Path(text).is_file():
+        raise ConfigError("--scenario", "", f"{text!r} is neither a scenario shipped with "
+                          f"fabcorr ({', '.join(shipped())}) nor a file")
+    return Path(text)
+
+
 def _demo(args: argparse.Namespace) -> ExitStatus:
+    if args.list:
+        for name, path in shipped().items():
+            print(f"{name}\t{path}")
+        return ExitStatus.OK
     from simulator.emulator import EmulatedFabric
     from simulator.scenario import load_scenario
     from simulator.traffic import TrafficModel
     from simulator.truth import TruthRecorder
 
     began = time.monotonic()
-    scenario = load_scenario(args.scenario)
+    scenario = load_scenario(scenario_file(args.scenario))
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     interval = scenario.interval_s
@@ -118,11 +145,11 @@ def _demo(args: argparse.Namespace) -> ExitStatus:
         else:
             raise SourceError(f"fabcorr run was not ready {_LEADS_S[-1]:g} s after setting "
                               "up, when the traffic was to start: too slow a machine")
-        _say(f"traffic starts at {time.strftime('%H:%M:%S', time.localtime(start))}; "
+        _say(f"traffic starts at {local_time(start)}; "
              "one line per attributed interval")
         _wait_until(start)
         fabric.run_in_background(("127.0.0.1", sflow_port))
-        _follow(url, fabric, start, began)
+        _follow(url, fabric, start, began, events(scenario, model.facts))
         if fabric.error is not None:
             raise fabric.error
         passed = _finish(out, url, model, truth.records, began)
@@ -180,11 +207,51 @@ def _wait_ready(url: str, service: subprocess.Popen, log: Path, timeout: float =
     raise SourceError(f"fabcorr run not ready after {timeout:g} s; see {log}")
 
 
-def _follow(url: str, fabric: Any, start: float, began: float) -> None:
-    """One line per attributed interval until the traffic is over; new hotspots in full."""
+def events(scenario: Any, facts: FactSet) -> list[tuple[float, str]]:
+    """The scenario's scripted events in time order: (seconds after the start, what
+    happens, named as people know them)."""
+    from simulator.scenario import IpReuse, LinkDown, Noisy
+
+    tenants = {f"{j.tenant}/{j.name}": j.tenant for j in scenario.traffic}
+    pods = {f"{p.namespace}/{p.name}": p for p in facts.pods}
+    found = []
+    for event in sorted(scenario.events, key=lambda e: e.at):
+        if isinstance(event, Noisy):
+            text = (f"noisy job: {event.job} (tenant {tenants.get(event.job, '?')}) starts "
+                    f"sending {bit_rate(event.gbps * 1e9)} per NIC")
+        elif isinstance(event, IpReuse):
+            old = pods.get(event.old)
+            before = _owner(old.tenant if old else "?", f"{old.namespace}/{old.job_name}"
+                            if old and old.job_name else "")
+            after = _owner(tenants.get(event.job, event.new.partition("/")[0]), event.job)
+            ips = [ip for i in facts.pod_interfaces if f"{i.namespace}/{i.pod}" == event.old
+                   for ip in (i.ipv4.partition("/")[0], i.ipv6.partition("/")[0]) if ip]
+            text = (f"fixed-IP handover: {event.old} ({before}) ends; {event.new} ({after}) "
+                    f"takes its VFs and IPs {', '.join(ips)}")
+        elif isinstance(event, LinkDown):
+            text = f"link down: the cable at {event.switch}:{event.port} carries nothing"
+        else:
+            text = (f"switch down: {event.switch} stops answering management and telemetry "
+                    "(it still forwards)")
+        found.append((float(event.at), text))
+    return found
+
+
+def _owner(tenant: str, job: str) -> str:
+    return f"tenant {tenant}" + (f", job {job}" if job else "")
+
+
+def _follow(url: str, fabric: Any, start: float, began: float,
+            scripted: list[tuple[float, str]]) -> None:
+    """One line per attributed interval until the traffic is over, one per scripted event
+    once its moment has come; new hotspots in full."""
     seen_interval, seen_hot = None, set()
     first_hot: float | None = None
+    scripted = list(scripted)
     while not fabric.finished.wait(0.5):
+        while scripted and time.time() >= start + scripted[0][0]:
+            at, text = scripted.pop(0)
+            _say(f"  {offset(at):>6}  EVENT {text}")
         status = _get(url, "/api/v1/status")
         interval = status.get("interval")
         if not interval or interval["start"] == seen_interval:
@@ -192,10 +259,10 @@ def _follow(url: str, fabric: Any, start: float, began: float) -> None:
         seen_interval = interval["start"]
         hotspots = [h for h in _get(url, "/api/v1/hotspots") if h["end"] is None]
         down = sorted(n for n, h in status["collectors"].items() if not h["up"])
-        _say(f"  +{interval['start'] + interval['seconds'] - start:4.0f} s  "
+        _say(f"  {offset(round(interval['start'] + interval['seconds'] - start)):>6}  "
              f"{interval['samples']:6,} samples on {interval['link_directions']} link "
              f"directions, {status['ports_with_rates']} ports with counter rates, "
-             f"{len(hotspots)} hotspot(s) active"
+             f"{plural(len(hotspots), 'hotspot')} active"
              + (f"; not answering: {', '.join(down)}" if down else ""))
         for hot in hotspots:
             key = (hot["port"], hot["direction"], hot["start"])
@@ -213,7 +280,7 @@ def _hotspot(hot: dict[str, Any], start: float, after: float) -> str:
 
     link = hot["port"].removeprefix("port:").replace("/", ":", 1)
     lines = [f"  HOTSPOT {link} {hot['direction']}: {', '.join(hot['kinds'])} "
-             f"({hot['severity']}) since +{hot['start'] - start:.0f} s "
+             f"({hot['severity']}) since {offset(round(hot['start'] - start))} "
              f"[{after:.0f} s after the demo started]",
              f"    culprits:  {shares(hot['culprits'])}; jobs {shares(hot['culprit_jobs'])}",
              f"    victims:   {shares(hot['victims'])}; jobs {shares(hot['victim_jobs'])}"]

@@ -11,8 +11,9 @@ from collections import Counter
 from pathlib import Path
 from typing import TextIO
 
-from correlator.cli.options import number
+from correlator.cli.options import add_out, number
 from correlator.cli.status import ExitStatus
+from correlator.cli.topology import save
 from correlator.data import to_data
 from inventory.devices import SwitchConfig, read_devices
 from inventory.discovery import Discovery, Failure, discover_all
@@ -26,7 +27,6 @@ from inventory.kubernetes.snapshot import read_cluster_objects
 from topology.build import build_graph
 from topology.graph import FabricGraph
 from topology.schema import KIND, STATUS, EdgeKind, NodeKind
-from topology.snapshot import save_snapshot
 
 
 def register(commands: argparse._SubParsersAction) -> None:
@@ -39,8 +39,7 @@ def register(commands: argparse._SubParsersAction) -> None:
         "hosts' and Kubernetes' facts, reconcile the cabling and write a topology snapshot.")
     parser.add_argument("--config", required=True, metavar="FILE",
                         help="fabcorr.yaml (or a device inventory) with a 'switches' list")
-    parser.add_argument("-o", "--output", default="topology.json", metavar="FILE",
-                        help="snapshot to write (default topology.json)")
+    add_out(parser, "snapshot", "topology.json")
     parser.add_argument("--facts", nargs="+", default=[], metavar="PATH",
                         help="more fact files (hosts, PFs, pods...) to join")
     parser.add_argument("--kubernetes", nargs="+", default=[], metavar="PATH",
@@ -66,9 +65,9 @@ def _run(args: argparse.Namespace) -> ExitStatus:
                                      crawl=crawl))
     progress.done()
     fabric = build_graph(found.facts.merge(known))
-    save_snapshot(fabric, args.output)
+    save(fabric, args.out)
     report = discovery_report((*switches, *found.crawled), found, fabric)
-    print_report(report, args.output, sys.stderr)
+    print_report(report, args.out, sys.stderr)
     if args.report:
         Path(args.report).write_text(json.dumps(to_data(report), indent=2) + "\n")
     return ExitStatus.PARTIAL if found.failures else ExitStatus.OK

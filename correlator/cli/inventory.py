@@ -6,11 +6,12 @@ import argparse
 import sys
 from typing import Any
 
-from correlator.cli.options import number
-from correlator.cli.printers import FORMATS, Block, Table, emit
+from correlator.cli.human import count, plural
+from correlator.cli.options import add_format, number, to_stdout
+from correlator.cli.printers import Block, Table, emit
 from correlator.cli.status import ExitStatus
 from inventory.errors import ConfigError, SourceUnreachable
-from inventory.factfile import write_facts
+from inventory.factfile import facts_text, write_facts
 from inventory.kubernetes.inventory import Inventory, build_inventory
 from inventory.kubernetes.snapshot import read_cluster_objects
 from inventory.kubernetes.tenants import DEFAULT_RULES
@@ -28,9 +29,10 @@ def register(commands: argparse._SubParsersAction) -> None:
     parser.add_argument("view", choices=_VIEWS,
                         help="what to show; 'facts' writes the facts for `topology build`")
     add_source_options(parser)
-    parser.add_argument("-o", "--output", default="table", metavar="FORMAT|FILE",
-                        help=f"format ({', '.join(FORMATS)}; default table); for 'facts', "
-                        "the file to write (.yaml or .json)")
+    add_format(parser)
+    parser.add_argument("--out", metavar="FILE",
+                        help="for 'facts': the file to write (.yaml or .json; '-' for "
+                        "standard output, YAML unless -o json)")
     parser.set_defaults(run=_run)
 
 
@@ -75,19 +77,22 @@ def load_inventory(args: argparse.Namespace) -> Inventory:
 def _run(args: argparse.Namespace) -> ExitStatus:
     found = load_inventory(args)
     counts = found.counts
-    print(f"{counts.get('pods', 0)} pods ({counts.get('pods_with_rdma', 0)} with RDMA "
-          f"interfaces), {counts.get('interfaces', 0)} interfaces "
-          f"({counts.get('interfaces_joined', 0)} joined to a VF), {counts.get('jobs', 0)} "
-          f"jobs, {counts.get('tenants', 0)} tenants, {len(found.problems)} problems",
-          file=sys.stderr)
+    print(f"{plural(counts.get('pods', 0), 'pod')} ({count(counts.get('pods_with_rdma', 0))} "
+          f"with RDMA interfaces), {plural(counts.get('interfaces', 0), 'interface')} "
+          f"({count(counts.get('interfaces_joined', 0))} joined to a VF), "
+          f"{plural(counts.get('jobs', 0), 'job')}, {plural(counts.get('tenants', 0), 'tenant')}"
+          f", {plural(len(found.problems), 'problem')}", file=sys.stderr)
     if args.view == "facts":
-        if args.output in FORMATS:
-            raise ConfigError("--output", "", "'inventory facts' needs -o FILE (.yaml or .json)")
-        write_facts(found.facts, args.output)
+        if not args.out:
+            raise ConfigError("--out", "", "'inventory facts' needs --out FILE (.yaml or "
+                              ".json, '-' for standard output)")
+        if args.out == "-":
+            to_stdout(facts_text(found.facts, as_json=args.output == "json"))
+        else:
+            write_facts(found.facts, args.out)
         return ExitStatus.OK
-    if args.output not in FORMATS:
-        raise ConfigError("--output", "", f"must be one of {', '.join(FORMATS)}, not "
-                          f"{args.output!r}")
+    if args.out:
+        raise ConfigError("--out", "", f"only for 'inventory facts', not {args.view!r}")
     rows = _DATA[args.view](found)
     emit(rows, lambda data, wide: _tables(args.view, data, wide), args.output, sys.stdout)
     return ExitStatus.OK

@@ -9,10 +9,12 @@ import re
 import sys
 import traceback
 from collections.abc import Sequence
+from importlib.metadata import PackageNotFoundError, version
 from typing import NoReturn
 
 from correlator.cli import (
     attribute,
+    completion,
     config,
     demo,
     discover,
@@ -27,7 +29,7 @@ from correlator.cli.status import ExitStatus, Refused
 from inventory.errors import ConfigError, FabcorrError, NotFound
 
 COMMANDS = (topology, inventory, discover, sflow, attribute, traffic, run, config, demo,
-            simulate)
+            simulate, completion)
 
 
 class Parser(argparse.ArgumentParser):
@@ -51,10 +53,20 @@ def build_parser() -> argparse.ArgumentParser:
         "environment, 3 done in part (some switches, datagrams or samples rejected).")
     parser.add_argument("--debug", action="store_true",
                         help="on failure, also print the traceback")
+    parser.add_argument("--version", action="version", version=f"fabcorr {_version()}",
+                        help="print the installed version and exit")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     for module in COMMANDS:
         module.register(commands)
     return parser
+
+
+def _version() -> str:
+    """The installed distribution's version (its package metadata)."""
+    try:
+        return version("fabcorr")
+    except PackageNotFoundError:  # run from a source tree that was never installed
+        return "unknown (not installed)"
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -1,18 +1,22 @@
-"""Options shared by the read commands: where the answers come from (a snapshot, a capture,
-or a running service), and the output format."""
+"""Options shared by the commands: where the answers come from (a snapshot, a capture, or a
+running service: ``--server``, default ``$FABCORR_SERVER``), the output format (``-o``) and
+the file written (``--out FILE``, ``-`` for standard output)."""
 
 from __future__ import annotations
 
 import argparse
 import math
 import os
+import sys
 from collections.abc import Callable
 from urllib.parse import urlsplit
 
 from correlator.cli.printers import FORMATS
 from correlator.service.config import MIN_INTERVAL_S
+from inventory.errors import ConfigError
 
 DEFAULT_SNAPSHOT = "topology.json"
+SERVER_ENV = "FABCORR_SERVER"
 
 
 def number(kind: type[int] | type[float], low: float | None = None,
@@ -77,9 +81,40 @@ def add_snapshot(parser: argparse._ActionsContainer) -> None:
 
 
 def add_format(parser: argparse.ArgumentParser) -> None:
-    """``-o table|wide|json|yaml``."""
+    """``-o table|wide|json|yaml|jsonl``."""
     parser.add_argument("-o", "--output", choices=FORMATS, default="table",
-                        help="output format (default table)")
+                        help="output format: " + ", ".join(FORMATS) + " (default table; "
+                        "wide adds columns, jsonl is one JSON document a line)")
+
+
+def add_out(parser: argparse.ArgumentParser, what: str, default: str | None = None) -> None:
+    """``--out FILE``: where ``what`` is written, ``-`` for standard output."""
+    parser.add_argument("--out", default=default, required=default is None, metavar="FILE",
+                        help=f"{what} to write ('-' for standard output"
+                        + (f"; default {default})" if default else ")"))
+
+
+def to_stdout(data: str | bytes) -> None:
+    """What ``--out -`` writes: text, or bytes (after any text already buffered)."""
+    if isinstance(data, bytes):
+        sys.stdout.flush()
+        sys.stdout.buffer.write(data)
+    else:
+        sys.stdout.write(data)
+
+
+def resolve_source(args: argparse.Namespace) -> None:
+    """Settle ``args.server`` and ``args.snapshot`` of a read command: ``--server``; else
+    (without ``--snapshot`` or ``--pcap``) ``$FABCORR_SERVER``; else files, the snapshot
+    from ``--snapshot``, ``$FABCORR_SNAPSHOT`` or ./topology.json."""
+    files = args.snapshot is not None or getattr(args, "pcap", None)
+    if args.server is None and not files and os.environ.get(SERVER_ENV):
+        try:
+            args.server = server_url(os.environ[SERVER_ENV])
+        except argparse.ArgumentTypeError as exc:
+            raise ConfigError(f"${SERVER_ENV}", "", str(exc)) from None
+    if args.snapshot is None:
+        args.snapshot = os.environ.get("FABCORR_SNAPSHOT", DEFAULT_SNAPSHOT)
 
 
 def add_source(parser: argparse.ArgumentParser, capture: bool = False) -> None:
@@ -87,10 +122,12 @@ def add_source(parser: argparse.ArgumentParser, capture: bool = False) -> None:
     ``capture``, also the saved run to replay offline: ``--pcap``, ``--counters``,
     ``--interval``."""
     source = parser.add_mutually_exclusive_group()
-    add_snapshot(source)
+    source.add_argument("--snapshot", metavar="FILE", help="topology snapshot to read "
+                        f"(default $FABCORR_SNAPSHOT, else ./{DEFAULT_SNAPSHOT})")
     source.add_argument("--server", metavar="URL", type=server_url,
                         help="ask a running fabcorr service (http[s]://HOST:PORT) instead of "
-                        "reading files")
+                        f"reading files (default ${SERVER_ENV} unless --snapshot or --pcap "
+                        "is given)")
     parser.add_argument("--user", default=os.environ.get("FABCORR_USER"),
                         help="basic auth user for --server (default $FABCORR_USER); the "
                         "password comes from $FABCORR_PASSWORD")
@@ -99,8 +136,8 @@ def add_source(parser: argparse.ArgumentParser, capture: bool = False) -> None:
                         "system's)")
     if capture:
         parser.add_argument("--pcap", metavar="FILE",
-                            help="without --server: the sFlow capture (pcap) to replay; the "
-                            "answer is about its last interval")
+                            help="without --server: the sFlow capture (pcap or pcapng) to "
+                            "replay; the answer is about its last interval")
         parser.add_argument("--counters", metavar="FILE",
                             help="with --pcap: port counter readings, JSON lines (see "
                             "`fabcorr attribute --help`)")

@@ -10,8 +10,10 @@ from typing import Any
 
 from correlator.attribution.accumulate import IN, data_source
 from correlator.attribution.attribute import UNATTRIBUTED
+from correlator.cli.cells import link_name
+from correlator.cli.human import count, counted, local_time, plural, short_name
 from correlator.cli.options import add_format
-from correlator.cli.printers import Block, Fields, Table, emit
+from correlator.cli.printers import Block, Fields, Table, emit, stream_list
 from correlator.cli.status import ExitStatus
 from correlator.sflow.decode import Decoder
 from correlator.sflow.pcap import read_udp_payloads
@@ -27,7 +29,6 @@ from correlator.sflow.records import (
 from inventory.errors import ConfigError
 from topology.footprint import owners
 from topology.graph import FabricGraph
-from topology.schema import id_name
 from topology.snapshot import load_snapshot
 
 
@@ -37,13 +38,14 @@ def register(commands: argparse._SubParsersAction) -> None:
                                  description="Work with sFlow v5 datagrams.")
     sub = parser.add_subparsers(dest="sflow_command", metavar="COMMAND", required=True)
     decode = sub.add_parser(
-        "decode", help="print every sample of a pcap",
-        description="Decode the sFlow v5 datagrams of a pcap (classic libpcap; UDP to any "
-        "port) and print one record per sample: datagram and sample fields, the sampled "
-        "packet down to the RoCEv2 BTH, and, with --snapshot, the switch port and the "
-        "pods, jobs and tenants behind the addresses. Exit 0; 3 when some datagrams or "
-        "samples were rejected (counted by reason on stderr).")
-    decode.add_argument("pcap", metavar="FILE.pcap", help="capture to decode")
+        "decode", help="print every sample of a capture",
+        description="Decode the sFlow v5 datagrams of a capture (pcap or pcapng, told apart "
+        "by their contents; UDP to any port) and print one record per sample: datagram and "
+        "sample fields, the sampled packet down to the RoCEv2 BTH, and, with --snapshot, the "
+        "switch port and the pods, jobs and tenants behind the addresses. json, yaml and "
+        "jsonl are written as the capture is read. Exit 0; 3 when some datagrams or "
+        "samples were rejected (counted by reason on stderr) or the capture is cut short.")
+    decode.add_argument("pcap", metavar="FILE", help="capture to decode (pcap or pcapng)")
     decode.add_argument("--snapshot", metavar="FILE",
                         help="topology snapshot to resolve ports and addresses with")
     decode.add_argument("--port", type=int, default=None,
@@ -52,35 +54,43 @@ def register(commands: argparse._SubParsersAction) -> None:
     decode.set_defaults(run=_decode)
 
 
-def read_capture(path: str, port: int | None = None) -> Iterator[tuple[float, bytes]]:
-    """(time, payload) of the UDP datagrams of a pcap; a bad file is a ConfigError."""
+def read_capture(path: str, port: int | None = None, skipped: Counter[str] | None = None
+                 ) -> Iterator[tuple[float, bytes]]:
+    """(time, payload) of the UDP datagrams of a capture; a bad file is a ConfigError. A
+    capture cut short warns on stderr once read (and counts ``cut_short`` in ``skipped``)."""
+    skipped = Counter() if skipped is None else skipped
     try:
-        for at, _, _, dport, payload in read_udp_payloads(path):
+        for at, _, _, dport, payload in read_udp_payloads(path, skipped):
             if port is None or dport == port:
                 yield at, payload
     except OSError as exc:
         raise ConfigError(path, "", f"cannot read: {exc.strerror}") from exc
     except ValueError as exc:
         raise ConfigError(path, "", str(exc).removeprefix(f"{path}: ")) from exc
+    if skipped["cut_short"]:
+        print(f"fabcorr: {path}: warning: the capture ends inside a record (cut short); "
+              "what came before it was read", file=sys.stderr)
 
 
 def _decode(args: argparse.Namespace) -> ExitStatus:
     fabric = load_snapshot(args.snapshot) if args.snapshot else None
-    decoder = Decoder()
-    records = []
-    for at, payload in read_capture(args.pcap, args.port):
-        datagram = decoder.decode(payload)
-        if datagram is not None:
-            records.extend(describe(datagram, at, fabric))
-    emit(records, _blocks, args.output, sys.stdout)
-    return _report(decoder)
+    decoder, skipped = Decoder(), Counter[str]()
+    records = (record for at, payload in read_capture(args.pcap, args.port, skipped)
+               if (datagram := decoder.decode(payload)) is not None
+               for record in describe(datagram, at, fabric))
+    if args.output in ("table", "wide"):
+        emit(list(records), _blocks, args.output, sys.stdout)
+    else:
+        stream_list(records, args.output, sys.stdout)
+    return _report(decoder, skipped)
 
 
-def _report(decoder: Decoder) -> ExitStatus:
+def _report(decoder: Decoder, skipped: Counter[str]) -> ExitStatus:
     rejects: Counter[str] = decoder.rejects
-    print(f"{decoder.datagrams} datagrams, {sum(decoder.samples.values())} samples"
-          + (f", rejected: {dict(rejects)}" if rejects else ""), file=sys.stderr)
-    return ExitStatus.PARTIAL if rejects else ExitStatus.OK
+    print(f"{plural(decoder.datagrams, 'datagram')}, "
+          f"{plural(sum(decoder.samples.values()), 'sample')}"
+          + (f", rejected: {counted(dict(rejects))}" if rejects else ""), file=sys.stderr)
+    return ExitStatus.PARTIAL if rejects or skipped["cut_short"] else ExitStatus.OK
 
 
 def describe(datagram: Datagram, at: float, fabric: FabricGraph | None = None
@@ -146,22 +156,26 @@ def _resolve(fabric: FabricGraph, agent: bytes, sample: Any, at: float) -> dict[
 
 def _blocks(records: list[dict[str, Any]], wide: bool) -> list[Block]:
     flows = [r for r in records if r["type"] != "counters"]
-    columns = ["agent", "seq", "in", "out", "rate", "len", "traffic", "src", "dst", "qp"]
+    columns = ["agent", "seq", "in", "out", "1-in", "len", "traffic", "src", "dst", "qp"]
     if wide:
-        columns += ["dscp", "ecn", "vlan", "psn", "src pod", "dst pod", "src tenant", "port"]
+        columns += ["time", "dscp", "ecn", "vlan", "psn", "src pod", "dst pod", "src tenant",
+                    "port"]
     rows = []
     for r in flows:
-        row = [r["agent"], r["seq"], r["input"], r["output"], r.get("sampling_rate", ""),
+        row = [r["agent"], r["seq"], r["input"], r["output"],
+               count(r["sampling_rate"]) if "sampling_rate" in r else "",
                r["frame_length"], r.get("traffic"), r.get("src_ip"), r.get("dst_ip"),
                f"{r['dest_qp']:#x}" if r.get("opcode", -1) >= 0 else ""]
         if wide:
             vlan = r.get("vlan")
-            row += [r.get("dscp"), r.get("ecn"), "" if vlan is None or vlan < 0 else vlan,
-                    r.get("psn"), *(id_name(r[k]) if r.get(k) else "" for k in
-                                    ("src_pod", "dst_pod", "src_tenant", "port"))]
+            row += [local_time(r["time"]), r.get("dscp"), r.get("ecn"),
+                    "" if vlan is None or vlan < 0 else vlan, r.get("psn"),
+                    *(short_name(r[k]) if r.get(k) else "" for k in
+                      ("src_pod", "dst_pod", "src_tenant"))]
+            row.append(link_name(r["port"]) if r.get("port") else "")
         rows.append(row)
     counters = [r for r in records if r["type"] == "counters"]
-    blocks: list[Block] = [Table(columns, rows, f"Packet samples ({len(flows)})")]
+    blocks: list[Block] = [Table(columns, rows, f"Packet samples ({count(len(flows))})")]
     if counters:
-        blocks.append(Fields([("Counter samples", len(counters))]))
+        blocks.append(Fields([("Counter samples", count(len(counters)))]))
     return blocks

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import ipaddress
+import os
 import sys
 from collections.abc import Iterable, Mapping
 from dataclasses import replace
@@ -29,9 +30,11 @@ from correlator.attribution.attribute import Attribution, LinkTraffic
 from correlator.attribution.estimate import Share
 from correlator.attribution.hotspots import Thresholds
 from correlator.cli.cells import link_name
-from correlator.cli.options import add_format, add_snapshot, checked, number
+from correlator.cli.human import local_time, plural, short_name
+from correlator.cli.options import add_format, add_out, add_snapshot, checked, number
 from correlator.cli.printers import Block, Fields, Table, emit
 from correlator.cli.status import ExitStatus
+from correlator.cli.topology import save
 from correlator.collect.rates import Rates
 from correlator.data import to_data
 from correlator.engine import Engine
@@ -49,8 +52,7 @@ from simulator.sflow_run import capture as sflow_capture
 from simulator.spec import load_capture_spec, load_fabric_spec
 from simulator.truth import read_truth
 from topology.build import build_graph
-from topology.schema import id_name
-from topology.snapshot import load_snapshot, save_snapshot
+from topology.snapshot import load_snapshot
 
 
 def register(commands: argparse._SubParsersAction) -> None:
@@ -69,8 +71,7 @@ def register(commands: argparse._SubParsersAction) -> None:
                        help="N GPUs: N/8 nodes of 8 rails, 64 nodes per leaf, 2-tier")
     shape.add_argument("--spec", metavar="FILE", help="a fabric spec (YAML), see "
                        "examples/fabric-small/fabric.yaml")
-    generate.add_argument("-o", "--output", default="topology.json", metavar="FILE",
-                          help="snapshot to write (default topology.json)")
+    add_out(generate, "snapshot", "topology.json")
     generate.add_argument("--facts-out", metavar="FILE",
                           help="also write the facts (.json or .yaml)")
     generate.add_argument("--kube-out", metavar="DIR",
@@ -89,8 +90,7 @@ def register(commands: argparse._SubParsersAction) -> None:
                          help="capture spec (YAML): seconds, sampling_rate, counter_every_s, "
                          "start, seed, flows: [{switch, port, src, dst, packets_per_s, "
                          "payload, opcode, out_port, sport}]")
-    capture.add_argument("-o", "--output", default="capture.pcap", metavar="FILE",
-                         help="pcap to write (default capture.pcap)")
+    add_out(capture, "pcap", "capture.pcap")
     capture.add_argument("--collector", type=checked(_collector), default="192.0.2.99:6343",
                          metavar="IP:PORT",
                          help="destination of the datagrams in the pcap (default "
@@ -213,12 +213,12 @@ def _score_blocks(report: Report, source: str) -> list[Block]:
     rows = []
     for true in report.true_hotspots:
         m = matched.get((true.port, true.direction, true.start))
-        rows.append([link_name(true.port), true.direction, f"{true.start:.0f}",
-                     *([f"{m.reported_start:.0f}", f"{m.onset_to_report_s:.0f} s",
+        rows.append([link_name(true.port), true.direction, local_time(true.start),
+                     *([local_time(m.reported_start), f"{m.onset_to_report_s:.0f} s",
                         _name(m.culprit), _name(m.true_culprit)] if m
                        else ["missed", "", "", ""]), "down" if true.down else ""])
     found = {(m.port, m.direction, m.reported_start) for m in report.matches}
-    rows += [[link_name(r.port), r.direction, "false", f"{r.start:.0f}", "", "", "", ""]
+    rows += [[link_name(r.port), r.direction, "false", local_time(r.start), "", "", "", ""]
              for r in report.reported_hotspots if (r.port, r.direction, r.start) not in found]
     blocks: list[Block] = [fields, Table(
         ["link", "dir", "true start", "reported start", "onset to report", "culprit",
@@ -229,7 +229,7 @@ def _score_blocks(report: Report, source: str) -> list[Block]:
             if len(report.misses) > _MISSES_SHOWN else "")
         blocks.append(Table(["link", "dir", "start", "samples", "tenant", "share (95%)",
                              "true share"],
-                            [[link_name(x.port), x.direction, f"{x.start:.0f}", x.samples,
+                            [[link_name(x.port), x.direction, local_time(x.start), x.samples,
                               _name(x.tenant), f"{x.share:.1%} ({x.share_low:.1%}-"
                               f"{x.share_high:.1%})", f"{x.true_share:.1%}"]
                              for x in report.misses[:_MISSES_SHOWN]], title))
@@ -237,8 +237,8 @@ def _score_blocks(report: Report, source: str) -> list[Block]:
 
 
 def _name(node: str | None) -> str:
-    """``team-a`` for ``tenant:team-a``; names that are no node ID as they are."""
-    return (id_name(node) or node) if node else "-"
+    """``team-a`` for ``tenant:team-a``; ``-`` for none."""
+    return short_name(node) if node else "-"
 
 
 def _capture(args: argparse.Namespace) -> ExitStatus:
@@ -253,13 +253,14 @@ def _capture(args: argparse.Namespace) -> ExitStatus:
     start = spec.start or max((p.valid_from for p in facts.pod_interfaces), default=0) + 3600
     run = sflow_capture(facts, list(spec.flows), spec.seconds, spec.sampling_rate, start,
                         spec.seed, spec.counter_every_s)
-    write_pcap(args.output, [(at, data, agent, host, port)
-                             for at, data, agent in run.datagrams])
-    print(f"wrote {args.output}: {len(run.datagrams)} datagrams over {spec.seconds} s from "
-          f"{start:.0f}", file=sys.stderr)
-    for (switch, name, source), (packets, octets) in sorted(run.truth.items()):
-        print(f"  sent {switch}:{name} from {source}: {packets} packets, {octets} bytes",
-              file=sys.stderr)
+    # standard output by a duplicate of its descriptor, closed when the pcap is written
+    write_pcap(os.dup(sys.stdout.fileno()) if args.out == "-" else args.out,
+               [(at, data, agent, host, port) for at, data, agent in run.datagrams])
+    print(f"wrote {args.out}: {plural(len(run.datagrams), 'datagram')} over {spec.seconds} s "
+          f"from {local_time(start)}", file=sys.stderr)
+    for (switch, port, source), (packets, octets) in sorted(run.truth.items()):
+        print(f"  sent {switch}:{port} from {source}: {plural(packets, 'packet')}, "
+              f"{plural(octets, 'byte')}", file=sys.stderr)
     return ExitStatus.OK
 
 
@@ -306,8 +307,9 @@ def _generate(args: argparse.Namespace) -> ExitStatus:
     if args.kube_out:
         write_kubectl_dump(cluster_objects(facts), Path(args.kube_out))
     fabric = build_graph(facts)
-    save_snapshot(fabric, args.output)
-    print(f"wrote {args.output}: {spec.gpus} GPUs, {spec.nodes} nodes, {spec.leaves} leaves, "
-          f"{fabric.graph.number_of_nodes()} graph nodes, {len(fabric.problems)} problems",
-          file=sys.stderr)
+    save(fabric, args.out)
+    print(f"wrote {args.out}: {plural(spec.gpus, 'GPU')}, {plural(spec.nodes, 'node')}, "
+          f"{plural(spec.leaves, 'leaf', 'leaves')}, "
+          f"{plural(fabric.graph.number_of_nodes(), 'graph node')}, "
+          f"{plural(len(fabric.problems), 'problem')}", file=sys.stderr)
     return ExitStatus.OK

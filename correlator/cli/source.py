@@ -10,6 +10,7 @@ from typing import Any
 
 from correlator.cli import remote
 from correlator.cli.attribute import read_readings
+from correlator.cli.options import resolve_source
 from correlator.cli.sflow import read_capture
 from correlator.cli.status import ExitStatus, Refused
 from correlator.replay import ReplayConfig, replay, replay_view
@@ -24,6 +25,7 @@ PASSWORD_ENV = "FABCORR_PASSWORD"
 def ask(args: argparse.Namespace, endpoint: str, **params: object) -> Any:
     """The API's answer to ``GET /api/v1/<endpoint>?params`` (None values left out);
     anything but 200 raises Refused (404: exit 1, else 2)."""
+    resolve_source(args)
     path = PREFIX + endpoint
     query = {k: [str(v)] for k, v in params.items() if v is not None}
     if args.server:

@@ -7,13 +7,16 @@ import sys
 from typing import Any
 
 from correlator.cli import plan
+from correlator.cli.human import bit_rate, local_time, plural, short_name
 from correlator.cli.options import (
     DEFAULT_SNAPSHOT,
     add_format,
+    add_out,
     add_snapshot,
     add_source,
     checked,
     number,
+    to_stdout,
 )
 from correlator.cli.printers import Block, Fields, Table, emit
 from correlator.cli.source import ask
@@ -32,7 +35,7 @@ from topology.export import render as render_graph
 from topology.queries import summary
 from topology.resolve import check_reference
 from topology.schema import NodeKind, id_name
-from topology.snapshot import load_snapshot, save_snapshot
+from topology.snapshot import load_snapshot, save_snapshot, snapshot_text
 
 
 def register(commands: argparse._SubParsersAction) -> None:
@@ -41,8 +44,8 @@ def register(commands: argparse._SubParsersAction) -> None:
         "topology", help="build, query and export the fabric graph",
         description="Build a topology snapshot from facts, answer questions about it, "
         "export it. Read commands take --snapshot FILE (default $FABCORR_SNAPSHOT or "
-        f"./{DEFAULT_SNAPSHOT}) or --server URL (a running service), and "
-        "-o table|wide|json|yaml.")
+        f"./{DEFAULT_SNAPSHOT}) or --server URL (default $FABCORR_SERVER: a running "
+        "service), and -o table|wide|json|yaml|jsonl.")
     sub = parser.add_subparsers(dest="topology_command", metavar="SUBCOMMAND", required=True)
 
     build = sub.add_parser("build", help="build a snapshot from fact files",
@@ -53,8 +56,7 @@ def register(commands: argparse._SubParsersAction) -> None:
     build.add_argument("--kubernetes", nargs="+", default=[], metavar="PATH",
                        help="kubectl JSON/YAML dumps: their pods, VFs, jobs and tenants join "
                        "the facts (see `fabcorr inventory`)")
-    build.add_argument("-o", "--output", default=DEFAULT_SNAPSHOT, metavar="FILE",
-                       help=f"snapshot to write (default {DEFAULT_SNAPSHOT})")
+    add_out(build, "snapshot", DEFAULT_SNAPSHOT)
     build.set_defaults(run=_build)
 
     def reader(name: str, help_text: str, run: Any) -> argparse.ArgumentParser:
@@ -104,9 +106,9 @@ def register(commands: argparse._SubParsersAction) -> None:
                             "DOT or Cytoscape.js JSON",
                             description="Write the whole fabric graph in an interchange format.")
     add_snapshot(export)
-    export.add_argument("--format", required=True, choices=EXPORT_FORMATS)
-    export.add_argument("-o", "--output", required=True, metavar="FILE",
-                        help="file to write ('-' for standard output)")
+    export.add_argument("-o", "--output", required=True, choices=EXPORT_FORMATS,
+                        help="export format: " + ", ".join(EXPORT_FORMATS))
+    add_out(export, "export", "-")
     export.set_defaults(run=_export)
     plan.register(sub)
 
@@ -124,13 +126,13 @@ def _build(args: argparse.Namespace) -> ExitStatus:
     if args.kubernetes:
         facts = facts.merge(build_inventory(read_cluster_objects(args.kubernetes)).facts)
     fabric = build_graph(facts)
-    save_snapshot(fabric, args.output)
+    save(fabric, args.out)
     nodes = summary(fabric).nodes
     # VFs no pod uses live beside the graph, each with its vf-of edge: counted as exported.
     unused = nodes[NodeKind.VF] - len(fabric.nodes_of(NodeKind.VF))
-    print(f"wrote {args.output}: {sum(nodes.values())} nodes, "
-          f"{fabric.graph.number_of_edges() + unused} edges, {len(fabric.problems)} problems",
-          file=sys.stderr)
+    print(f"wrote {args.out}: {plural(sum(nodes.values()), 'node')}, "
+          f"{plural(fabric.graph.number_of_edges() + unused, 'edge')}, "
+          f"{plural(len(fabric.problems), 'problem')}", file=sys.stderr)
     return ExitStatus.OK
 
 
@@ -140,11 +142,27 @@ def _where(args: argparse.Namespace) -> ExitStatus:
     return ExitStatus.OK
 
 
+def save(fabric: Any, path: str) -> None:
+    """The snapshot to the ``--out`` file, or to standard output for ``-``."""
+    if path == "-":
+        to_stdout(snapshot_text(fabric))
+    else:
+        save_snapshot(fabric, path)
+
+
 def _where_blocks(rows: list[dict[str, Any]], wide: bool) -> list[Block]:
+    """The attachments; a pod that has ended (its addresses given up) shows when."""
     columns = ["pod", "interface", "ipv4", "node", "pf", "rail", "vf", "leaf", "leaf_port"]
     extra = ["ipv6", "job", "tenant"] if wide else []
     headers = ["pod", "if", *columns[2:-1], "port", *extra]
-    return [Table(headers, [[r[c] for c in columns + extra] for r in rows])]
+    ended = any(r.get("valid_until") is not None for r in rows)
+    return [Table(headers + ["ended"] * ended,
+                  [[r[c] for c in columns + extra] + [_ended(r)] * ended for r in rows])]
+
+
+def _ended(row: dict[str, Any]) -> str:
+    until = row.get("valid_until")
+    return "" if until is None else local_time(until)
 
 
 def _path(args: argparse.Namespace) -> ExitStatus:
@@ -160,7 +178,7 @@ def _path_blocks(found: list[dict[str, Any]], wide: bool) -> list[Block]:
         count, paths = pair["count"], pair["paths"]
         listed = f", {len(paths)} listed" if len(paths) < count else ""
         title = (f"{id_name(pair['source'])} -> {id_name(pair['destination'])}: "
-                 f"{count} equal-cost path{'s' if count != 1 else ''}{listed}")
+                 f"{plural(count, 'equal-cost path')}{listed}")
         rows = [[n, "  ".join(f"{h['switch']}[{h['ingress']}>{h['egress']}]" for h in hops)]
                 for n, hops in enumerate(paths, start=1)]
         blocks.append(Table(["#", "hops (switch[in>out])"], rows, title))
@@ -176,7 +194,8 @@ def _link_blocks(report: dict[str, Any], wide: bool) -> list[Block]:
     peer = report["peer"]
     return [Fields([
         ("Port", report["port"]), ("Role", report["role"]),
-        ("Speed", format_speed(report["speed_bps"])), ("Oper status", report["oper_status"]),
+        ("Speed", bit_rate(report["speed_bps"]) if report["speed_bps"] else "-"),
+        ("Oper status", report["oper_status"]),
         ("ifIndex", report["ifindex"]),
         ("Peer", f"{peer} ({report['peer_kind']})" if peer else "(none)"),
         ("LLDP", report["status"]), ("Tier", report["tier"]),
@@ -234,7 +253,7 @@ def _summary_blocks(summary: dict[str, Any], wide: bool) -> list[Block]:
 def _problems(args: argparse.Namespace) -> ExitStatus:
     found = ask(args, "topology/problems", kind=args.kind)
     emit(found, lambda rows, wide: [Table(["kind", "subject", "detail"],
-                                          [[p["kind"], p["subject"], p["detail"]]
+                                          [[p["kind"], short_name(p["subject"]), p["detail"]]
                                            for p in rows])],
          args.output, sys.stdout)
     return ExitStatus.OK
@@ -242,22 +261,8 @@ def _problems(args: argparse.Namespace) -> ExitStatus:
 
 def _export(args: argparse.Namespace) -> ExitStatus:
     fabric = load_snapshot(args.snapshot)
-    if args.output == "-":
-        sys.stdout.buffer.write(render_graph(fabric, args.format))
+    if args.out == "-":
+        to_stdout(render_graph(fabric, args.output))
     else:
-        export_graph(fabric, args.format, args.output)
+        export_graph(fabric, args.output, args.out)
     return ExitStatus.OK
-
-
-def format_speed(bps: int) -> str:
-    """``400G`` for 400,000,000,000 b/s; ``-`` when unknown.
-
-    >>> format_speed(400_000_000_000), format_speed(2_500_000_000), format_speed(0)
-    ('400G', '2.5G', '-')
-    """
-    if not bps:
-        return "-"
-    for unit, scale in (("T", 10**12), ("G", 10**9), ("M", 10**6)):
-        if bps >= scale:
-            return f"{bps / scale:g}{unit}"
-    return f"{bps}b"

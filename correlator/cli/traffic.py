@@ -9,6 +9,7 @@ from typing import Any
 
 from correlator.cli.cells import (
     HOTSPOT_COLUMNS,
+    HOTSPOT_WIDE,
     TRAFFIC_COLUMNS,
     WIDE_COLUMNS,
     hotspot_row,
@@ -16,6 +17,7 @@ from correlator.cli.cells import (
     pct,
     traffic_cells,
 )
+from correlator.cli.human import byte_rate, count, interval
 from correlator.cli.options import add_format, add_source
 from correlator.cli.printers import Block, Table, emit
 from correlator.cli.source import ask
@@ -53,7 +55,7 @@ def _hotspots(args: argparse.Namespace) -> ExitStatus:
     found = ask(args, "hotspots")
     active = sum(1 for h in found if h["end"] is None)
     emit(found, lambda rows, wide: [Table(
-        HOTSPOT_COLUMNS, [hotspot_row(h) for h in rows],
+        HOTSPOT_COLUMNS + (HOTSPOT_WIDE if wide else []), [hotspot_row(h, wide) for h in rows],
         f"Hotspots: {active} active, {len(rows) - active} ended")], args.output, sys.stdout)
     return ExitStatus.OK
 
@@ -74,26 +76,32 @@ def _who_blocks(found: dict[str, Any], wide: bool) -> list[Block]:
         rows.append([direction, f"{link_name(link['port'])} {link['direction']}",
                      *traffic_cells(link, wide)])
     peer = f" (peer {found['peer']})" if found["peer"] else ""
-    title = f"{found['link']}{peer}: interval {found['start']:.0f} +{found['seconds']:g}s"
+    title = f"{found['link']}{peer}: interval {interval(found['start'], found['seconds'])}"
     return [Table(["dir", "sampled at", *TRAFFIC_COLUMNS, *(WIDE_COLUMNS if wide else [])],
                   rows, title)]
 
 
 def _top(args: argparse.Namespace) -> ExitStatus:
     found = ask(args, f"top/{args.group}", link=args.link, limit=args.limit)
-    emit(found, lambda data, wide: _top_blocks(data, args.group), args.output, sys.stdout)
+    emit(found, lambda data, wide: _top_blocks(data, args.group, wide), args.output,
+         sys.stdout)
     return ExitStatus.OK
 
 
-def _top_blocks(found: dict[str, Any], group: str) -> list[Block]:
+def _top_blocks(found: dict[str, Any], group: str, wide: bool) -> list[Block]:
+    """Rates in bit/s (``~``: a sampled estimate); ``wide`` adds the bytes of the interval."""
     what = group.removesuffix("s")
-    interval = f"interval {found['start']:.0f} +{found['seconds']:g}s"
-    rows = found["rows"]
+    when = f"interval {interval(found['start'], found['seconds'])}"
+    rows, seconds = found["rows"], found["seconds"]
     if found["link"] is None:
-        return [Table(["tier", what, "gbytes/s"],
-                      [[r["tier"], r["name"], f"{r['bytes_per_second'] / 1e9:.3f}"]
-                       for r in rows], f"Fabric-wide, per tier: {interval}")]
-    return [Table(["dir", what, "share (95%)", "gbytes/s", "samples"],
-                  [[r["direction"], r["name"], pct(r), f"{r['bytes_per_second'] / 1e9:.3f}"
-                    + ("" if r["exact"] else "~"), r["samples"]] for r in rows],
-                  f"{found['link']}: {interval}")]
+        return [Table(["tier", what, "rate", *["bytes"] * wide],
+                      [[r["tier"], r["name"], byte_rate(r["bytes_per_second"]),
+                        *[count(r["bytes_per_second"] * seconds)] * wide] for r in rows],
+                      f"Fabric-wide, per tier: {when}")]
+    return [Table(["dir", what, "share (95%)", "rate", "samples",
+                   *["bytes", "bytes (95%)"] * wide],
+                  [[r["direction"], r["name"], pct(r), byte_rate(r["bytes_per_second"])
+                    + ("" if r["exact"] else "~"), count(r["samples"]),
+                    *[count(r["bytes"]), f"{count(r['low'])}-{count(r['high'])}"]
+                    * wide] for r in rows],
+                  f"{found['link']}: {when}")]

@@ -1,7 +1,9 @@
-"""UDP payloads (sFlow datagrams) from classic libpcap captures, as tcpdump or
-``tshark -F pcap`` write them: either byte order, micro- or nanosecond timestamps;
-Ethernet (802.1Q/QinQ tags), Linux cooked (SLL, SLL2: ``-i any``) or raw IP links.
-pcapng is refused (convert it: ``editcap -F pcap in.pcapng out.pcap``).
+"""UDP payloads (sFlow datagrams) from captures, recognised by their first bytes whatever
+the file is called: classic libpcap (tcpdump, ``tshark -F pcap``: either byte order, micro-
+or nanosecond timestamps) and pcapng (dumpcap, tshark and Wireshark's default: sections in
+either byte order, several interfaces each with its own link type, snap length and timestamp
+resolution, enhanced and simple packet blocks). Links: Ethernet (802.1Q/QinQ tags), Linux
+cooked (SLL, SLL2: ``-i any``) or raw IP.
 """
 
 from __future__ import annotations
@@ -11,52 +13,162 @@ import struct
 from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
+from typing import BinaryIO
 
 _MAGICS = {  # magic as read little-endian -> (byte order, ticks per second)
     0xA1B2C3D4: ("<", 1_000_000), 0xD4C3B2A1: (">", 1_000_000),
     0xA1B23C4D: ("<", 1_000_000_000), 0x4D3CB2A1: (">", 1_000_000_000),
 }
-_PCAPNG = 0x0A0D0D0A
+_SECTION, _INTERFACE, _SIMPLE, _ENHANCED = 0x0A0D0D0A, 1, 3, 6  # pcapng block types
+_BYTE_ORDER_MAGIC = 0x1A2B3C4D
+_TSRESOL, _TSOFFSET = 9, 14  # interface description options
 EN10MB, RAW, LINUX_SLL, LINUX_SLL2 = 1, 101, 113, 276
+_LINKS = frozenset({EN10MB, RAW, LINUX_SLL, LINUX_SLL2})
 _IPV4, _IPV6, _VLAN_TAGS = 0x0800, 0x86DD, frozenset({0x8100, 0x88A8, 0x9100})
 _IPV6_EXTENSIONS = frozenset({0, 43, 60})  # hop-by-hop, routing, destination options
 _UDP, _IPV6_FRAGMENT = 17, 44
 
 Datagram = tuple[float, str, int, int, bytes]
 """(timestamp, source IP text, source port, destination port, UDP payload)."""
+Frame = tuple[float, int, bytes]
+"""(timestamp, link type, captured bytes) of one packet record."""
 
 
 def read_udp_payloads(path: str | Path, skipped: Counter[str] | None = None,
                       ) -> Iterator[Datagram]:
     """Every UDP datagram of the capture in file order. Packets that are not IP
-    (``not_ip``), not UDP (``not_udp``), IP fragments (``fragment``) or cut short by the
-    snap length (``truncated``) are skipped and counted in ``skipped``."""
+    (``not_ip``), not UDP (``not_udp``), IP fragments (``fragment``), cut short by the
+    snap length (``truncated``) or of a link type not read (``unsupported_link``) are
+    skipped and counted in ``skipped``; a file that ends inside a record counts
+    ``cut_short`` (once) and ends there."""
     skipped = Counter() if skipped is None else skipped
+    for at, link, data in read_frames(path, skipped):
+        found = _udp(link, data)
+        if isinstance(found, str):
+            skipped[found] += 1
+        else:
+            yield (at, *found)
+
+
+def read_frames(path: str | Path, skipped: Counter[str]) -> Iterator[Frame]:
+    """The packet records of a pcap or pcapng file; a file of neither kind, or a pcap of a
+    link type not read, is a ValueError naming ``path``."""
     with open(path, "rb") as stream:
-        head = stream.read(24)
-        if len(head) < 24:
-            raise ValueError(f"{path}: not a pcap file (too short)")
-        magic = struct.unpack("<I", head[:4])[0]
-        if magic == _PCAPNG:
-            raise ValueError(f"{path}: pcapng; convert it with editcap -F pcap")
-        if magic not in _MAGICS:
-            raise ValueError(f"{path}: not a pcap file (magic {magic:#010x})")
-        order, ticks = _MAGICS[magic]
-        link = struct.unpack(order + "I", head[20:24])[0] & 0xFFFF
-        if link not in (EN10MB, RAW, LINUX_SLL, LINUX_SLL2):
-            raise ValueError(f"{path}: unsupported link type {link}")
-        record = struct.Struct(order + "IIII")
-        while len(header := stream.read(16)) == 16:
-            seconds, fraction, captured, _ = record.unpack(header)
-            data = stream.read(captured)
-            if len(data) < captured:  # the capture ends mid-packet
-                skipped["truncated"] += 1
-                break
-            found = _udp(link, data)
-            if isinstance(found, str):
-                skipped[found] += 1
-            else:
-                yield (seconds + fraction / ticks, *found)
+        head = stream.read(4)
+        if len(head) < 4:
+            raise ValueError(f"{path}: not a pcap or pcapng file (too short)")
+        magic = struct.unpack("<I", head)[0]
+        if magic == _SECTION:
+            yield from _pcapng(stream, skipped)
+        elif magic in _MAGICS:
+            yield from _pcap(path, stream, magic, skipped)
+        else:
+            raise ValueError(f"{path}: not a pcap or pcapng file (magic {magic:#010x})")
+
+
+def _pcap(path: str | Path, stream: BinaryIO, magic: int, skipped: Counter[str]
+          ) -> Iterator[Frame]:
+    order, ticks = _MAGICS[magic]
+    head = stream.read(20)
+    if len(head) < 20:
+        skipped["cut_short"] += 1
+        return
+    link = struct.unpack(order + "I", head[16:20])[0] & 0xFFFF
+    if link not in _LINKS:
+        raise ValueError(f"{path}: unsupported link type {link}")
+    record = struct.Struct(order + "IIII")
+    while header := stream.read(16):
+        if len(header) < 16:
+            skipped["cut_short"] += 1
+            return
+        seconds, fraction, captured, _ = record.unpack(header)
+        data = stream.read(captured)
+        if len(data) < captured:  # the capture ends mid-packet
+            skipped["cut_short"] += 1
+            return
+        yield seconds + fraction / ticks, link, data
+
+
+class _Interface:
+    """What a pcapng interface description says about its packets."""
+
+    def __init__(self, link: int, snaplen: int, options: dict[int, bytes], order: str) -> None:
+        self.link, self.snaplen = link, snaplen
+        resolution = options.get(_TSRESOL, b"\x06")[0]
+        self.ticks = 2 ** (resolution & 0x7F) if resolution & 0x80 else 10 ** resolution
+        offset = options.get(_TSOFFSET)
+        self.offset = struct.unpack(order + "q", offset)[0] if offset and len(offset) == 8 else 0
+
+
+def _pcapng(stream: BinaryIO, skipped: Counter[str]) -> Iterator[Frame]:
+    """The packet records of a pcapng file whose section header magic has been read."""
+    order, interfaces, last = "<", list[_Interface](), 0.0
+    block_type = _SECTION
+    while True:
+        if block_type == _SECTION:  # the byte order is the section's: read it first
+            head = stream.read(8)
+            if len(head) < 8:
+                skipped["cut_short"] += 1
+                return
+            order = "<" if struct.unpack("<I", head[4:])[0] == _BYTE_ORDER_MAGIC else ">"
+            length = struct.unpack(order + "I", head[:4])[0]
+            body = head[4:] + stream.read(length - 16) if length >= 16 else b""
+            interfaces = []
+        else:
+            raw = stream.read(4)
+            if len(raw) < 4:
+                skipped["cut_short"] += 1
+                return
+            length = struct.unpack(order + "I", raw)[0]
+            body = stream.read(length - 12) if length >= 12 else b""
+        trailer = stream.read(4)
+        if length < 12 or len(body) < length - 12 or len(trailer) < 4:
+            skipped["cut_short"] += 1
+            return
+        if block_type == _INTERFACE and len(body) >= 8:
+            link, _, snaplen = struct.unpack_from(order + "HHI", body)
+            interfaces.append(_Interface(link, snaplen, _options(body[8:], order), order))
+        elif block_type == _ENHANCED and len(body) >= 20:
+            index, high, low, captured, _ = struct.unpack_from(order + "IIIII", body)
+            if index < len(interfaces):
+                interface = interfaces[index]
+                last = (high << 32 | low) / interface.ticks + interface.offset
+                frame = _frame(interface, body[20:20 + captured], skipped)
+                if frame is not None:
+                    yield last, interface.link, frame
+        elif block_type == _SIMPLE and len(body) >= 4 and interfaces:
+            # no timestamp: the previous packet's; captured is the rest, up to the snap length
+            interface, original = interfaces[0], struct.unpack_from(order + "I", body)[0]
+            frame = _frame(interface, body[4:4 + min(original, interface.snaplen or original)],
+                           skipped)
+            if frame is not None:
+                yield last, interface.link, frame
+        raw = stream.read(4)
+        if not raw:
+            return
+        if len(raw) < 4:
+            skipped["cut_short"] += 1
+            return
+        block_type = struct.unpack(order + "I", raw)[0]
+
+
+def _frame(interface: _Interface, data: bytes, skipped: Counter[str]) -> bytes | None:
+    if interface.link in _LINKS:
+        return data
+    skipped["unsupported_link"] += 1
+    return None
+
+
+def _options(raw: bytes, order: str) -> dict[int, bytes]:
+    """A block's options (code -> value), up to opt_endofopt."""
+    found, offset = {}, 0
+    while offset + 4 <= len(raw):
+        code, length = struct.unpack_from(order + "HH", raw, offset)
+        if code == 0:
+            break
+        found[code] = raw[offset + 4:offset + 4 + length]
+        offset += 4 + (length + 3) // 4 * 4
+    return found
 
 
 def _udp(link: int, data: bytes) -> tuple[str, int, int, bytes] | str:

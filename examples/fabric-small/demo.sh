@@ -11,7 +11,7 @@ run() { printf '\n$ %s\n' "$*"; "$@"; }
 
 run fabcorr inventory interfaces --from "$here/kubernetes"
 run fabcorr inventory jobs --from "$here/kubernetes"
-run fabcorr topology build --facts "$here/facts.yaml" -o "$snapshot"
+run fabcorr topology build --facts "$here/facts.yaml" --out "$snapshot"
 export FABCORR_SNAPSHOT="$snapshot"
 run fabcorr topology summary
 run fabcorr topology where team-a/llm-pretrain-worker-0
@@ -19,10 +19,10 @@ run fabcorr topology where 10.102.0.6
 run fabcorr topology path team-a/llm-pretrain-worker-0 team-a/llm-pretrain-worker-1
 run fabcorr topology link spine01:Ethernet1
 run fabcorr topology job team-b/bert-large
-run fabcorr simulate capture --flows "$here/flows.yaml" -o "$out/capture.pcap"
+run fabcorr simulate capture --flows "$here/flows.yaml" --out "$out/capture.pcap"
 run fabcorr sflow decode "$out/capture.pcap" --snapshot "$snapshot" -o wide | head -n 6
 run fabcorr attribute --pcap "$out/capture.pcap"
 for format in graphml gexf json dot cytoscape; do
-  run fabcorr topology export --format "$format" -o "$out/fabric.$format"
+  run fabcorr topology export -o "$format" --out "$out/fabric.$format"
 done
 printf '\nexports written to %s/\n' "$out"

@@ -118,7 +118,7 @@ def test_discover_command_writes_the_snapshot_and_reports(lab, tmp_path, monkeyp
     for host in lab.hosts:
         (hosts / f"{host}.json").write_text(lab.lldp_json(host))
     write_facts(host_facts(lab), tmp_path / "hosts.yaml")
-    code = main(["discover", "--config", str(config), "-o", str(tmp_path / "t.json"),
+    code = main(["discover", "--config", str(config), "--out", str(tmp_path / "t.json"),
                  "--facts", str(tmp_path / "hosts.yaml"), "--host-lldp", str(hosts),
                  "--deadline", "15"])
     err = capsys.readouterr().err

@@ -23,7 +23,7 @@ from simulator.truth import TruthRecord, TruthRecorder
 from topology.build import build_graph
 from topology.schema import port_id
 
-SCENARIOS = Path(__file__).parents[2] / "examples" / "scenarios"
+SCENARIOS = Path(__file__).parents[2] / "simulator" / "scenarios"
 
 
 @dataclass

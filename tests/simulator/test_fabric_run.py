@@ -16,7 +16,7 @@ from simulator.scenario import load_scenario, scenario_from
 from simulator.sflow_agent import SflowAgent
 from simulator.traffic import TrafficModel
 
-SCENARIOS = Path(__file__).parents[2] / "examples" / "scenarios"
+SCENARIOS = Path(__file__).parents[2] / "simulator" / "scenarios"
 
 
 def _small(**extra) -> TrafficModel:

@@ -18,7 +18,7 @@ from simulator.scenario import (
     scenario_from,
 )
 
-SCENARIOS = Path(__file__).parents[2] / "examples" / "scenarios"
+SCENARIOS = Path(__file__).parents[2] / "simulator" / "scenarios"
 JOB = {"tenant": "a", "name": "llm", "pods": 2}
 
 

@@ -19,7 +19,7 @@ from simulator.workload import pattern_pairs
 from topology.build import build_graph
 from topology.paths import interface_paths
 
-SCENARIOS = Path(__file__).parents[2] / "examples" / "scenarios"
+SCENARIOS = Path(__file__).parents[2] / "simulator" / "scenarios"
 SPEED = 400e9
 
 # Frames as counted with their FCS (Ethernet 14 + IPv4 20 + UDP 8 + BTH 12 + ICRC 4 +

@@ -468,6 +468,6 @@ def test_cli_answers(capsys, tmp_path):
     assert _cli(capsys, "topology", "job", "/".join(job), *source) == \
         _data(reference.job(*job))
     exported = tmp_path / "fabric.json"
-    assert main(["topology", "export", "--snapshot", str(snapshot), "--format", "json",
-                 "-o", str(exported)]) == 0
+    assert main(["topology", "export", "--snapshot", str(snapshot), "-o", "json",
+                 "--out", str(exported)]) == 0
     assert json.loads(exported.read_bytes()) == json.loads(render(fabric, "json"))

@@ -50,8 +50,8 @@ def test_a_direction_hot_for_n_intervals_becomes_a_hotspot_with_culprits_and_vic
     assert [s.name for s in hot.victims] == ["tenant:b"]
     assert [s.name for s in hot.victim_jobs] == ["job:b/cv"]
     assert [(s.name, s.samples) for s in hot.throttled] == [("job:a/llm", 9)]
-    assert hot.noisy_neighbour.startswith("tenant:a sends 80% (")
-    assert hot.noisy_neighbour.endswith(") of a link that tenant:b also use")
+    assert hot.noisy_neighbour.startswith("a sends 80% (")
+    assert hot.noisy_neighbour.endswith(") of a link that b also use")
 
 
 def test_a_hotspot_ends_at_the_first_cool_interval(fabric):
@@ -293,15 +293,15 @@ def _verdicts_around(fabric, key, limit):
 
 def test_a_tenant_with_exactly_the_dominance_share_is_a_noisy_neighbour(fabric):
     at, below, above = _verdicts_around(fabric, "dominance", 0.5)
-    assert at.noisy_neighbour.startswith("tenant:a sends 50% (")
-    assert at.noisy_neighbour.endswith(") of a link that tenant:b also use")
+    assert at.noisy_neighbour.startswith("a sends 50% (")
+    assert at.noisy_neighbour.endswith(") of a link that b also use")
     assert (below, above) == (at.noisy_neighbour, "")
 
 
 def test_a_neighbour_with_exactly_the_neighbour_share_counts(fabric):
     at, below, above = _verdicts_around(fabric, "neighbour_share", 0.3)
     assert at.victims[0].share == 0.3
-    assert at.noisy_neighbour.endswith(") of a link that tenant:b also use")
+    assert at.noisy_neighbour.endswith(") of a link that b also use")
     assert (below, above) == (at.noisy_neighbour, "")
 
 

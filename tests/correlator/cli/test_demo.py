@@ -9,12 +9,14 @@ from pathlib import Path
 
 import pytest
 
+from correlator.cli.demo import events, shipped
+from simulator.generator import generate_facts
+from simulator.scenario import load_scenario
 from tests.correlator.service.running import free_port
 from topology.queries import summary
 from topology.schema import port_id
 from topology.snapshot import load_snapshot
 
-SCENARIOS = Path(__file__).parents[3] / "examples" / "scenarios"
 MAKE_DEMO = ("--snmp", "leaf02,leaf04")  # what the Makefile's demo target adds
 DEADLINE_S = 600  # a demo takes about a minute; only a hung one comes near this
 
@@ -43,8 +45,7 @@ def run_demo(out: Path, *options: str) -> tuple[int, str]:
 @pytest.fixture(scope="module")
 def runs(tmp_path_factory):
     found = {}
-    for name, options in (("demo", MAKE_DEMO), ("failures", ("--scenario",
-                                                             str(SCENARIOS / "failures.yaml")))):
+    for name, options in (("demo", MAKE_DEMO), ("failures", ("--scenario", "failures"))):
         out = tmp_path_factory.mktemp(name)
         found[name] = (*run_demo(out, *options), out)
     return found
@@ -64,24 +65,68 @@ def test_the_demo_finds_the_noisy_tenant_two_intervals_after_it_starts_and_passe
     first = next(n for n, line in enumerate(lines) if line.startswith("  HOTSPOT"))
     since = re.match(r"  HOTSPOT leaf01:Ethernet9 out: .* since \+(\d+) s ", lines[first])
     assert since and since.group(1) in ("0", "5"), out
-    reported = re.match(r"  \+\s*(\d+) s ", lines[first - 1])
+    reported = re.match(r"\s+\+(\d+) s  ", lines[first - 1])
     assert reported and int(reported.group(1)) == int(since.group(1)) + 10, out
     assert re.search(r"culprits:  team-c \d+% \(\d+%-\d+%, \d+ samples\); "
                      r"jobs team-c/sweep", out)
-    assert "noisy neighbour: tenant:team-c sends" in out
+    assert "noisy neighbour: team-c sends" in out
     assert "hotspots: 2 true, 2 reported, precision 100%, recall 100%, culprit right 100%" \
         in out
+
+
+def _announced(out: str, expected: list[tuple[int, str]]) -> None:
+    """Each scripted event is announced once its moment has come: after every interval
+    line that ends before it, before every one that ends after it."""
+    lines = out.splitlines()
+    found = [n for n, line in enumerate(lines) if "  EVENT " in line]
+    assert [lines[n] for n in found] == [f"  {f'+{at} s':>6}  EVENT {text}"
+                                         for at, text in expected], out
+    ends = {n: int(m.group(1)) for n, line in enumerate(lines)
+            if (m := re.match(r"\s+([+-]\d+) s  ", line)) and "EVENT" not in line}
+    for n, (at, _) in zip(found, expected, strict=True):
+        assert all(end <= at for k, end in ends.items() if k < n), out
+        assert all(end >= at for k, end in ends.items() if k > n), out
+
+
+def test_events_are_named_as_people_know_them():
+    """The announcements of the shipped scenarios, from the scenario and the fabric's facts
+    (the handover's IPs are the ended pod's)."""
+    found = {}
+    for name, path in shipped().items():
+        scenario = load_scenario(path)
+        found[name] = events(scenario, generate_facts(scenario.fabric))
+    assert found == {
+        "demo": [(5.0, "noisy job: team-c/sweep (tenant team-c) starts sending 170 Gb/s per NIC"),
+                 (20.0, "fixed-IP handover: team-a/eval-1 (tenant team-a, job team-a/eval) "
+                        "ends; team-b/bert-large-worker-4 (tenant team-b, job "
+                        "team-b/bert-large) takes its VFs and IPs 10.101.0.11, 10.102.0.11")],
+        "failures": [(20.0, "link down: the cable at leaf01:Ethernet9 carries nothing"),
+                     (40.0, "switch down: spine02 stops answering management and telemetry "
+                            "(it still forwards)")]}
+
+
+def test_the_demo_announces_the_noisy_job_and_the_ip_handover_as_they_happen(runs):
+    _, out, _ = runs["demo"]
+    _announced(out, [
+        (5, "noisy job: team-c/sweep (tenant team-c) starts sending 170 Gb/s per NIC"),
+        (20, "fixed-IP handover: team-a/eval-1 (tenant team-a, job team-a/eval) ends; "
+             "team-b/bert-large-worker-4 (tenant team-b, job team-b/bert-large) takes its VFs "
+             "and IPs 10.101.0.11, 10.102.0.11")])
 
 
 def test_a_switch_that_stops_answering_is_reported_down_and_the_rest_stays_accurate(runs):
     code, out, _ = runs["failures"]
     assert code == 0, out
-    lines = [line for line in out.splitlines() if re.match(r"\s+\+\s*\d+ s", line)]
-    down = [int(re.match(r"\s+\+\s*(\d+)", line).group(1)) for line in lines
+    _announced(out, [(20, "link down: the cable at leaf01:Ethernet9 carries nothing"),
+                     (40, "switch down: spine02 stops answering management and telemetry "
+                          "(it still forwards)")])
+    lines = [line for line in out.splitlines()
+             if re.match(r"\s+\+\d+ s  ", line) and "EVENT" not in line]
+    down = [int(re.match(r"\s+\+(\d+)", line).group(1)) for line in lines
             if "not answering: spine02" in line]
     assert down and min(down) >= 40  # the scenario stops spine02 at 40 s
     assert all("not answering" not in line for line in lines
-               if int(re.match(r"\s+\+\s*(\d+)", line).group(1)) < 40)
+               if int(re.match(r"\s+\+(\d+)", line).group(1)) < 40)
     assert "verdict: pass" in out
 
 

@@ -35,7 +35,7 @@ def test_discover_crawls_from_one_listed_switch(tmp_path, capsys):
             f"  - {{name: leaf01, address: {address['leaf01']}, protocols: [gnmi],\n"
             f"     gnmi: {{port: {port}, insecure: true, timeout_s: 10.0}}}}\n"
             "crawl: {template: leaf01, max_switches: 8, names: [leaf*, spine*]}\n")
-        code = main(["discover", "--config", str(config), "-o", str(tmp_path / "t.json"),
+        code = main(["discover", "--config", str(config), "--out", str(tmp_path / "t.json"),
                      "--report", str(report)])
     assert code == 0
     assert "switches reached: 4/4" in capsys.readouterr().err
@@ -104,7 +104,7 @@ def test_discover_over_netconf_verifies_host_keys_from_known_hosts(small, agents
     config = _netconf_config(tmp_path / "fabcorr.yaml",
                              {n: a.address[1] for n, a in agents.items()}, verify=True)
     snapshot, report = tmp_path / "t.json", tmp_path / "report.json"
-    code = main(["discover", "--config", str(config), "-o", str(snapshot), "--report",
+    code = main(["discover", "--config", str(config), "--out", str(snapshot), "--report",
                  str(report)])
     err = capsys.readouterr().err
     assert code == 0, err
@@ -130,7 +130,7 @@ def test_an_unknown_host_key_fails_that_switch_with_exit_3(agents, tmp_path, mon
         "".join(a.known_hosts_line + "\n" for a in known))
     config = _netconf_config(tmp_path / "fabcorr.yaml",
                              {n: a.address[1] for n, a in agents.items()}, verify=True)
-    code = main(["discover", "--config", str(config), "-o", str(tmp_path / "t.json")])
+    code = main(["discover", "--config", str(config), "--out", str(tmp_path / "t.json")])
     err = capsys.readouterr().err
     port = agents["spine02"].address[1]
     assert code == 3
@@ -220,7 +220,7 @@ def test_concurrency_is_how_many_switches_are_asked_at_once(agents, tmp_path, mo
     done = {}
 
     def discover():
-        done["code"] = main(["discover", "--config", str(config), "-o",
+        done["code"] = main(["discover", "--config", str(config), "--out",
                              str(tmp_path / "t.json"), "--concurrency", str(concurrency)])
 
     runner = threading.Thread(target=discover)

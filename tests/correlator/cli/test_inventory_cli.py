@@ -52,7 +52,7 @@ def test_kubernetes_dumps_feed_the_topology(capsys, tmp_path):
     write_facts(network_only, tmp_path / "network.yaml")
     snapshot = tmp_path / "t.json"
     assert main(["topology", "build", "--facts", str(tmp_path / "network.yaml"),
-                 "--kubernetes", DUMPS, "-o", str(snapshot)]) == 0
+                 "--kubernetes", DUMPS, "--out", str(snapshot)]) == 0
     code, out, _ = run(capsys, "topology", "link", "spine01:Ethernet1", "-o", "json",
                        "--snapshot", str(snapshot))
     assert code == 0
@@ -65,7 +65,9 @@ def test_kubernetes_dumps_feed_the_topology(capsys, tmp_path):
 
 def test_facts_needs_a_file(capsys):
     code, _, err = run(capsys, "inventory", "facts", "--from", DUMPS)
-    assert code == 2 and "needs -o FILE" in err
+    assert (code, err.splitlines()[-1]) == (
+        2, "fabcorr: --out: 'inventory facts' needs --out FILE (.yaml or .json, '-' for "
+           "standard output)")
 
 
 def test_live_cluster_through_a_kubeconfig(capsys, tmp_path):
@@ -212,7 +214,7 @@ def test_problems_of_a_clean_cluster_are_none(capsys):
 @pytest.mark.parametrize("suffix", [".yaml", ".json"])
 def test_facts_are_written_for_topology_build(capsys, tmp_path, suffix):
     out_file = tmp_path / f"k8s{suffix}"
-    code, out, _ = run(capsys, "inventory", "facts", "--from", DUMPS, "-o", str(out_file))
+    code, out, _ = run(capsys, "inventory", "facts", "--from", DUMPS, "--out", str(out_file))
     assert (code, out) == (0, "")
     facts = read_facts([out_file])
     endpoints = json.loads((EXAMPLE / "kubernetes" / "spiderendpoints.json").read_text())
@@ -234,7 +236,7 @@ def test_facts_are_written_for_topology_build(capsys, tmp_path, suffix):
 def test_facts_follow_the_tenant_rules(capsys, tmp_path):
     out_file = tmp_path / "k8s.yaml"
     assert run(capsys, "inventory", "facts", "--from", DUMPS, "--tenant-rule", "namespace",
-               "-o", str(out_file))[0] == 0
+               "--out", str(out_file))[0] == 0
     facts = read_facts([out_file])
     assert sorted((t.name, t.source) for t in facts.tenants) == [
         ("team-a", "namespace"), ("team-b", "namespace")]
@@ -244,4 +246,21 @@ def test_facts_follow_the_tenant_rules(capsys, tmp_path):
 def test_an_unknown_format_exits_2_listing_the_formats(capsys, view):
     code, out, err = run(capsys, "inventory", view, "--from", DUMPS, "-o", "xml")
     assert (code, out) == (2, "")
-    assert err.endswith("fabcorr: --output: must be one of table, wide, json, yaml, not 'xml'\n")
+    assert err == ("fabcorr: --output: invalid choice: 'xml' (choose from 'table', 'wide', "
+                   "'json', 'yaml', 'jsonl')\n")
+
+
+@pytest.mark.parametrize(("suffix", "fmt"), [(".yaml", "table"), (".yaml", "yaml"),
+                                             (".json", "json")])
+def test_facts_out_dash_writes_standard_output(capsys, tmp_path, suffix, fmt):
+    out_file = tmp_path / f"k8s{suffix}"
+    assert run(capsys, "inventory", "facts", "--from", DUMPS, "--out", str(out_file))[0] == 0
+    code, out, _ = run(capsys, "inventory", "facts", "--from", DUMPS, "--out", "-", "-o", fmt)
+    assert (code, out) == (0, out_file.read_text())
+    assert not (tmp_path / "-").exists()
+
+
+def test_out_is_only_for_facts(capsys):
+    assert run(capsys, "inventory", "pods", "--from", DUMPS, "--out", "x.yaml")[::2] == (
+        2, "10 pods (10 with RDMA interfaces), 20 interfaces (20 joined to a VF), 3 jobs, 2 "
+           "tenants, 0 problems\nfabcorr: --out: only for 'inventory facts', not 'pods'\n")

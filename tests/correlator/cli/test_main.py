@@ -65,29 +65,29 @@ def _flows(tmp: Path) -> str:
 # (argv built from a temporary folder, exit status, stderr line after "fabcorr: ")
 REPRODUCERS = {
     "build into a missing folder": (
-        lambda t: ["topology", "build", "--facts", str(EXAMPLE / "facts.yaml"), "-o",
+        lambda t: ["topology", "build", "--facts", str(EXAMPLE / "facts.yaml"), "--out",
                    "/nonexistent/dir/o.json"],
         2, "/nonexistent/dir/o.json: cannot write: No such file or directory"),
     "build onto a directory": (
-        lambda t: ["topology", "build", "--facts", str(EXAMPLE / "facts.yaml"), "-o", str(t)],
+        lambda t: ["topology", "build", "--facts", str(EXAMPLE / "facts.yaml"), "--out", str(t)],
         2, "{t}: cannot write: is a directory"),
     "a fact's IPv4 out of range": (
         lambda t: ["topology", "build", "--facts", _facts(t, "ipv4: 10.101.0.2/16",
                                                           "ipv4: 10.0.0.300/24"),
-                   "-o", str(t / "o.json")],
+                   "--out", str(t / "o.json")],
         2, "{t}/facts.yaml: pod_interfaces[0].ipv4: '10.0.0.300/24' is not an IPv4 "
            "address/prefix"),
     "a negative speed in facts": (
         lambda t: ["topology", "build", "--facts", _facts(t, "speed_bps: 400000000000",
                                                           "speed_bps: -5"),
-                   "-o", str(t / "o.json")],
+                   "--out", str(t / "o.json")],
         2, "{t}/facts.yaml: interfaces[0].speed_bps: must be >= 0, not -5"),
     "a path limit past any list": (
         lambda t: ["topology", "path", *PODS, "--snapshot", SNAPSHOT,
                    "--limit", "99999999999999999999999"],
         2, "--limit: must be between 0 and 100000, not 99999999999999999999999"),
     "export into a missing folder": (
-        lambda t: ["topology", "export", "--snapshot", SNAPSHOT, "--format", "dot", "-o",
+        lambda t: ["topology", "export", "--snapshot", SNAPSHOT, "-o", "dot", "--out",
                    "/nonexistent/x.dot"],
         2, "/nonexistent/x.dot: cannot write: No such file or directory"),
     "a server URL that does not parse": (
@@ -117,20 +117,20 @@ REPRODUCERS = {
         2, "{t}/kc.yaml: context: no context 'nope' (contexts: ctx)"),
     "a capture flow from a bad IP": (
         lambda t: ["simulate", "capture", "--snapshot", SNAPSHOT, "--flows", _flows(t),
-                   "-o", str(t / "c.pcap")],
+                   "--out", str(t / "c.pcap")],
         2, "{t}/flows.yaml: flows[0].src: '10.101.0.999' is not an IP address"),
     "a capture collector that is no IP": (
         lambda t: ["simulate", "capture", "--snapshot", SNAPSHOT, "--flows",
                    str(EXAMPLE / "flows.yaml"), "--collector", "10.0.0.999:6343"],
         2, "--collector: '10.0.0.999:6343': '10.0.0.999' is not an IP address or host name"),
     "zero GPUs": (
-        lambda t: ["simulate", "generate", "--gpus", "0", "-o", str(t / "o.json")],
+        lambda t: ["simulate", "generate", "--gpus", "0", "--out", str(t / "o.json")],
         2, "--gpus: must be >= 8, not 0"),
     "minus eight GPUs": (
-        lambda t: ["simulate", "generate", "--gpus", "-8", "-o", str(t / "o.json")],
+        lambda t: ["simulate", "generate", "--gpus", "-8", "--out", str(t / "o.json")],
         2, "--gpus: must be >= 8, not -8"),
     "GPUs not in eights": (
-        lambda t: ["simulate", "generate", "--gpus", "12", "-o", str(t / "o.json")],
+        lambda t: ["simulate", "generate", "--gpus", "12", "--out", str(t / "o.json")],
         2, "--gpus: must be a positive multiple of 8, not 12"),
     "a config that is not UTF-8": (
         lambda t: ["run", "--check", "--config", _write(t, "f.yaml", b"sflow: {listen: \xff}\n")],
@@ -166,7 +166,7 @@ REPRODUCERS = {
         lambda t: ["frobnicate"],
         2, "COMMAND: invalid choice: 'frobnicate' (choose from 'topology', 'inventory', "
            "'discover', 'sflow', 'attribute', 'hotspots', 'who', 'top', 'run', 'config', "
-           "'demo', 'simulate')"),
+           "'demo', 'simulate', 'completion')"),
 }
 
 
@@ -182,7 +182,7 @@ def test_every_failure_is_one_line_and_its_exit_status(case, tmp_path, capsys, m
 
 
 def test_debug_adds_the_traceback_before_the_line(capsys):
-    argv = ["topology", "export", "--snapshot", SNAPSHOT, "--format", "dot", "-o",
+    argv = ["topology", "export", "--snapshot", SNAPSHOT, "-o", "dot", "--out",
             "/nonexistent/x.dot"]
     assert main(["--debug", *argv]) == 2
     err = capsys.readouterr().err
@@ -196,7 +196,7 @@ def test_an_unexpected_error_is_one_line_too(capsys, monkeypatch):
     def broken(_: object) -> None:
         raise KeyError("oops")
     monkeypatch.setattr("correlator.cli.topology.load_snapshot", broken)
-    code = main(["topology", "export", "--format", "dot", "-o", "-"])
+    code = main(["topology", "export", "-o", "dot", "--out", "-"])
     assert (code, capsys.readouterr().err) == (
         2, "fabcorr: internal error: KeyError: 'oops' (--debug shows the traceback)\n")
 
@@ -211,3 +211,17 @@ def test_every_problem_kind_in_the_code_is_known():
 
 def test_every_field_of_a_counter_reading_is_checked():
     assert list(_FIELDS) == [f.name for f in fields(PortCounters)]
+
+
+def test_every_help_text_renders_and_shows_percent_signs_once(capsys):
+    from correlator.cli.completion import commands
+    from correlator.cli.main import build_parser
+
+    for command in commands(build_parser()):
+        with pytest.raises(SystemExit):
+            main([*command.path.split()[1:], "--help"])
+        out = capsys.readouterr().out
+        assert out.startswith(f"usage: {command.path}") and "%%" not in out, command.path
+    with pytest.raises(SystemExit):
+        main(["attribute", "--help"])
+    assert "with 95% intervals" in " ".join(capsys.readouterr().out.split())

@@ -71,11 +71,11 @@ def test_who_prints_both_directions(capsys, run):
     code, out, _ = answer(capsys, ["who", "spine01:Ethernet1", "--server", url])
     assert code == 0
     assert out.splitlines() == [
-        "spine01:Ethernet1 (peer leaf01:Ethernet5): interval 1767229220 +10s",
-        "DIR  SAMPLED AT            SAMPLES  GBYTES   UTIL  TENANTS (SHARE, 95%)",
-        "in   spine01:Ethernet1 in  10436    438.270  88%   team-a 85.6% (85.0%-86.3%), "
+        "spine01:Ethernet1 (peer leaf01:Ethernet5): interval 2026-01-01T03:00:20+02:00 +10 s",
+        "DIR  SAMPLED AT            SAMPLES  BYTES            UTIL  TENANTS (SHARE, 95%)",
+        "in   spine01:Ethernet1 in  10,436   438,270,000,000  88%   team-a 85.6% (85.0%-86.3%), "
         "team-b 14.4% (13.7%-15.0%)",
-        "out  leaf01:Ethernet5 in   67       0.047    0%    team-b 100.0% (94.6%-100.0%)"]
+        "out  leaf01:Ethernet5 in   67       46,800,000       0%    team-b 100.0% (94.6%-100.0%)"]
 
 
 def test_hotspots_and_top_tables(capsys, run):
@@ -83,14 +83,31 @@ def test_hotspots_and_top_tables(capsys, run):
     code, out, _ = answer(capsys, ["hotspots", "--server", url])
     lines = out.splitlines()
     assert code == 0 and lines[0] == "Hotspots: 1 active, 0 ended"
-    assert re.split(r"\s{2,}", lines[2])[:8] == [
-        "leaf01:Ethernet5", "out", "utilization", "warning", "1767229210", "active",
-        "team-a 86.0% (85.3%-86.7%)", "team-b 14.0% (13.3%-14.7%)"]
+    assert re.split(r"\s{2,}", lines[2]) == [
+        "leaf01:Ethernet5", "out", "utilization", "warning", "2026-01-01T03:00:10+02:00",
+        "active", "team-a 86.0% (85.3%-86.7%)", "team-b 14.0% (13.3%-14.7%)",
+        "team-b/bert-large 100.0% (92.6%-100.0%)",
+        "team-a sends 86% (85%-87%) of a link that team-b also use"]
+    code, out, _ = answer(capsys, ["hotspots", "-o", "wide", "--server", url])
+    assert re.split(r"\s{2,}", out.splitlines()[2])[10:] == [
+        "team-a/llm-pretrain 86.0% (85.3%-86.7%)", "team-b/bert-large 14.0% (13.3%-14.7%)",
+        "spine01:Ethernet1", "utilization 88%, discards 0/s"]
     code, out, _ = answer(capsys, ["top", "tenants", "--server", url])
-    assert out.splitlines() == ["Fabric-wide, per tier: interval 1767229220 +10s",
-                                "TIER        TENANT  GBYTES/S",
-                                "leaf-spine  team-a  37.536",
-                                "leaf-spine  team-b  6.296"]
+    assert out.splitlines() == ["Fabric-wide, per tier: interval 2026-01-01T03:00:20+02:00 +10 s",
+                                "TIER        TENANT  RATE",
+                                "leaf-spine  team-a  300 Gb/s",
+                                "leaf-spine  team-b  50.4 Gb/s"]
+    code, out, _ = answer(capsys, ["top", "tenants", "-o", "wide", "--server", url])
+    assert out.splitlines()[1:] == ["TIER        TENANT  RATE       BYTES",
+                                    "leaf-spine  team-a  300 Gb/s   375,360,028,747",
+                                    "leaf-spine  team-b  50.4 Gb/s  62,956,771,253"]
+    code, out, _ = answer(capsys, ["top", "pods", "--link", "spine01:Ethernet1", "-o", "wide",
+                                   "--server", url])
+    assert out.splitlines()[1:3] == [
+        "DIR  POD                           SHARE (95%)            RATE       SAMPLES  BYTES"
+        "            BYTES (95%)",
+        "in   team-a/llm-pretrain-worker-0  66.8% (65.9%-67.7%)    234 Gb/s   6,971    "
+        "292,753,944,998  288,738,683,877-296,743,547,710"]
 
 
 def test_not_found_and_refused_exit_codes(capsys, run):
@@ -154,3 +171,21 @@ def test_basic_auth_and_tls(capsys, run, tmp_path, monkeypatch):
         assert (code, out) == local[:2] and json.loads(out)["link"] == "spine01:Ethernet1"
     finally:
         server.close()
+
+
+def test_fabcorr_server_is_the_default_server(capsys, run, monkeypatch):
+    pcap, url, _ = run
+    asked = answer(capsys, ["who", "spine01:Ethernet1", "-o", "json", "--server", url])
+    monkeypatch.setenv("FABCORR_SERVER", url)
+    assert answer(capsys, ["who", "spine01:Ethernet1", "-o", "json"]) == asked
+    monkeypatch.setenv("FABCORR_SERVER", "http://127.0.0.1:1")  # nobody listens
+    files = answer(capsys, ["who", "spine01:Ethernet1", "-o", "json", "--snapshot",
+                            str(SNAPSHOT), "--pcap", str(pcap)])
+    assert files == asked  # files named: the variable is not asked
+    assert answer(capsys, ["topology", "summary", "--snapshot", str(SNAPSHOT)])[0] == 0
+    assert answer(capsys, ["topology", "summary"]) == (
+        2, "", "fabcorr: cannot reach http://127.0.0.1:1: [Errno 111] Connection refused\n")
+    monkeypatch.setenv("FABCORR_SERVER", "127.0.0.1:8080")
+    assert answer(capsys, ["topology", "summary"]) == (
+        2, "", "fabcorr: $FABCORR_SERVER: '127.0.0.1:8080' is not an http:// or https:// "
+               "URL\n")

@@ -106,7 +106,8 @@ def test_every_flow_sample_equals_what_tshark_decodes(capsys, run, odd_pcap, whi
     for ours, theirs in zip(counters, oracle.counters, strict=True):
         assert ours["counters"] == theirs["if_counters"]
     datagrams = len(run[1].datagrams) if which == "run" else 1
-    assert err == f"{datagrams} datagrams, {len(records)} samples\n"
+    assert err == (f"{datagrams:,} datagram{'s' * (datagrams != 1)}, {len(records):,} "
+                   "samples\n")
 
 
 def test_tshark_skips_discard_samples_which_fabcorr_decodes(capsys, odd_pcap):
@@ -167,10 +168,12 @@ def test_attribute_shares_hold_the_ground_truth(capsys, run):
 
 def test_a_missing_or_foreign_file_is_a_usage_error(capsys, tmp_path):
     assert main(["sflow", "decode", str(tmp_path / "none.pcap")]) == 2
-    assert "none.pcap: cannot read" in capsys.readouterr().err
+    assert capsys.readouterr().err == (
+        f"fabcorr: {tmp_path / 'none.pcap'}: cannot read: No such file or directory\n")
     (tmp_path / "text.pcap").write_text("hello, not a capture\n")
     assert main(["sflow", "decode", str(tmp_path / "text.pcap")]) == 2
-    assert "text.pcap: not a pcap file" in capsys.readouterr().err
+    assert capsys.readouterr().err == (
+        f"fabcorr: {tmp_path / 'text.pcap'}: not a pcap or pcapng file (magic 0x6c6c6568)\n")
 
 
 def test_rejected_datagrams_exit_3_with_their_reasons(capsys, tmp_path):
@@ -179,7 +182,7 @@ def test_rejected_datagrams_exit_3_with_their_reasons(capsys, tmp_path):
     write_pcap(pcap, [(T0, good, "fd00::1", "fd00::99", 6343),
                       (T0 + 1, good[:30], "fd00::1", "fd00::99", 6343)])
     code, _, err = _decode(capsys, pcap)
-    assert code == 3 and "rejected: {'short-datagram': 1}" in err
+    assert (code, err) == (3, "1 datagram, 4 samples, rejected: 1 short-datagram\n")
 
 
 EXAMPLE = Path(__file__).parents[3] / "examples" / "fabric-small"
@@ -188,9 +191,10 @@ EXAMPLE = Path(__file__).parents[3] / "examples" / "fabric-small"
 def test_the_example_capture_names_the_noisy_tenant_and_its_victims(capsys, tmp_path):
     pcap = tmp_path / "example.pcap"
     assert main(["simulate", "capture", "--snapshot", str(EXAMPLE / "topology.json"),
-                 "--flows", str(EXAMPLE / "flows.yaml"), "-o", str(pcap)]) == 0
+                 "--flows", str(EXAMPLE / "flows.yaml"), "--out", str(pcap)]) == 0
     err = capsys.readouterr().err
-    assert "sent spine01:Ethernet1 from 10.101.0.2: 210000000 packets, 876540000000 bytes" in err
+    assert "  sent spine01:Ethernet1 from 10.101.0.2: 210,000,000 packets, 876,540,000,000 bytes" \
+        in err.splitlines()
     assert main(["attribute", "--snapshot", str(EXAMPLE / "topology.json"), "--pcap",
                  str(pcap), "-o", "json"]) == 0
     result = json.loads(capsys.readouterr().out)
@@ -209,7 +213,7 @@ def test_the_example_capture_names_the_noisy_tenant_and_its_victims(capsys, tmp_
                   if share in link["tenants"]]  # the interval the hotspot's shares are of
     assert (share["share_low"], share["share_high"]) == pytest.approx(
         share_bounds(share["samples"], link["samples"], share["share"]), abs=1e-12)
-    assert hot["noisy_neighbour"].startswith("tenant:team-a sends 8")
+    assert hot["noisy_neighbour"].startswith("team-a sends 8")
 
 
 @pytest.mark.parametrize(("text", "message"), [
@@ -228,5 +232,5 @@ def test_a_bad_capture_spec_names_the_key(capsys, tmp_path, text, message):
     spec = tmp_path / "flows.yaml"
     spec.write_text(text)
     assert main(["simulate", "capture", "--snapshot", str(EXAMPLE / "topology.json"),
-                 "--flows", str(spec), "-o", str(tmp_path / "x.pcap")]) == 2
+                 "--flows", str(spec), "--out", str(tmp_path / "x.pcap")]) == 2
     assert f"{spec}: {message}" in capsys.readouterr().err

@@ -23,7 +23,7 @@ def small(tmp_path_factory):
     folder = tmp_path_factory.mktemp("small")
     code = main(["simulate", "generate", "--size", "small", "--facts-out",
                  str(folder / "facts.yaml"), "--kube-out", str(folder / "kubernetes"),
-                 "-o", str(folder / "topology.json")])
+                 "--out", str(folder / "topology.json")])
     assert code == 0
     return folder
 
@@ -81,8 +81,8 @@ def test_the_kubernetes_objects_are_kubectl_lists_an_inventory_reads(capsys, sma
     code = main(["inventory", "tenants", "--from", str(folder), "-o", "json"])
     assert code == 0
     assert capsys.readouterr().err == (
-        f"{PODS} pods ({PODS} with RDMA interfaces), {GPUS} interfaces ({GPUS} joined to a VF), "
-        f"{JOBS} jobs, {TENANTS} tenants, 0 problems\n")
+        f"{PODS:,} pods ({PODS:,} with RDMA interfaces), {GPUS:,} interfaces ({GPUS:,} joined to "
+        f"a VF), {JOBS:,} jobs, {TENANTS:,} tenants, 0 problems\n")
 
 
 def test_sizes_are_the_four_tiers(capsys):

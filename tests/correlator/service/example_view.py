@@ -21,7 +21,7 @@ def make_capture(folder: Path) -> Path:
     """Write the example capture into ``folder``; return its path."""
     pcap = folder / "example.pcap"
     assert main(["simulate", "capture", "--snapshot", str(SNAPSHOT), "--flows",
-                 str(EXAMPLE / "flows.yaml"), "-o", str(pcap)]) == 0
+                 str(EXAMPLE / "flows.yaml"), "--out", str(pcap)]) == 0
     return pcap
 
 

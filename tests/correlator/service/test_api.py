@@ -50,8 +50,8 @@ def test_hotspots_name_the_culprit_the_victim_and_whom_the_cnps_throttle(view):
     assert _names(hot["victim_jobs"]) == ["job:team-b/bert-large"]
     assert _names(hot["throttled"]) == ["job:team-b/bert-large"]
     assert hot["culprits"][0]["samples"] == A_PEAK  # the hotspot's best-sampled interval
-    assert hot["noisy_neighbour"] == ("tenant:team-a sends 86% (85%-87%) of a link that "
-                                      "tenant:team-b also use")
+    assert hot["noisy_neighbour"] == ("team-a sends 86% (85%-87%) of a link that "
+                                      "team-b also use")
 
 
 def test_who_reads_each_direction_from_the_end_that_sampled_it(view):

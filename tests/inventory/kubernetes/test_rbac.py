@@ -1,4 +1,4 @@
-"""deploy/rbac.yaml grants exactly what the inventory reads: no more, no less.
+"""deploy/base/rbac.yaml grants exactly what the inventory reads: no more, no less.
 
 The expectation is written out here from what fabcorr reads (REFERENCE section 1), not
 taken from the inventory's own tables: list/watch (and get) on the objects the join chain
@@ -11,7 +11,7 @@ import yaml
 
 from inventory.kubernetes.resources import OWNER_KINDS, WATCHED
 
-RBAC = Path(__file__).parents[3] / "deploy" / "rbac.yaml"
+RBAC = Path(__file__).parents[3] / "deploy" / "base" / "rbac.yaml"
 READ = ("get", "list", "watch")
 
 WATCHED_BY_HAND = {
