@@ -39,16 +39,19 @@ def load_data(path: Path, error: type[Exception], what: str) -> Any:
         raise error(f"{path}: cannot read as {what}: {exc}") from exc
 
 
-def replace_file(path: str | Path, content: str | bytes) -> None:
+def replace_file(path: str | Path, content: str | bytes | Iterable[str]) -> None:
     """Replace ``path`` whole with ``content`` (written beside it, then renamed), so a
-    reader never sees half a file; WriteError names ``path`` and why it cannot be."""
+    reader never sees half a file; WriteError names ``path`` and why it cannot be.
+    Content given as pieces of text is written as they come, never held whole."""
     path = Path(path)
     partial = path.with_name(f".{path.name}.partial")
-    data = content.encode() if isinstance(content, str) else content
+    pieces = [content] if isinstance(content, str | bytes) else content
     try:
         if path.is_dir():
             raise IsADirectoryError(21, "is a directory")
-        partial.write_bytes(data)
+        with partial.open("wb") as stream:
+            for piece in pieces:
+                stream.write(piece.encode() if isinstance(piece, str) else piece)
         partial.replace(path)
     except OSError as exc:
         raise WriteError(f"{path}: cannot write: {exc.strerror}") from exc

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Callable, Iterable
 from functools import cache
+from operator import attrgetter
 from typing import Any
 
 import networkx as nx
@@ -80,20 +82,28 @@ def _add(graph: nx.Graph, node: str, kind: NodeKind, fact: Any, **extra: Any) ->
 
 def _scalars(fact: Any) -> dict[str, Any]:
     """A fact's fields as graph attributes: None and empty strings left out, MACs normalized."""
-    attrs = {}
-    for name in _field_names(type(fact)):
-        value = getattr(fact, name)
-        if value is None or value == "":
-            continue
-        if name in _MAC_FIELDS:
-            value = normalize_mac(value) or value
-        attrs[name] = value
+    names, values = _fields(type(fact))
+    attrs = {name: value for name, value in zip(names, values(fact), strict=True)
+             if value is not None and value != ""}
+    for name in _MAC_FIELDS.intersection(attrs):
+        attrs[name] = normalize_mac(attrs[name]) or attrs[name]
     return attrs
 
 
 @cache
-def _field_names(cls: type) -> tuple[str, ...]:
-    return tuple(field.name for field in dataclasses.fields(cls))
+def _fields(cls: type) -> tuple[tuple[str, ...], Callable[[Any], tuple[Any, ...]]]:
+    """A fact class's field names, and a function reading them all from a fact at once."""
+    names = tuple(field.name for field in dataclasses.fields(cls))
+    return names, attrgetter(*names) if len(names) > 1 else lambda fact: (getattr(fact, names[0]),)
+
+
+def _add_all(graph: nx.Graph, kind: NodeKind, facts: Iterable[tuple[str, Any]]) -> None:
+    """Add (or update, as :func:`_add` does) a node of ``kind`` for each (ID, fact)."""
+    graph.add_nodes_from((node, {KIND: kind.value, **_scalars(fact)}) for node, fact in facts)
+
+
+def _link_all(graph: nx.Graph, kind: EdgeKind, pairs: Iterable[tuple[str, str]]) -> None:
+    graph.add_edges_from((a, b, {KIND: kind.value}) for a, b in pairs)
 
 
 def _link(graph: nx.Graph, a: str, b: str, kind: EdgeKind) -> None:
@@ -105,13 +115,14 @@ def _add_switches(graph: nx.Graph, facts: FactSet, problems: list[Problem]) -> N
         _add(graph, switch_id(switch.name), NodeKind.SWITCH, switch)
         if switch.role_hint and switch.role_hint not in SwitchRole.__members__.values():
             problems.append(Problem("bad-role-hint", switch.name, f"{switch.role_hint!r} ignored"))
+    ports = []
     for port in facts.interfaces:
-        if switch_id(port.switch) not in graph:
+        if switch_id(port.switch) in graph:
+            ports.append((switch_id(port.switch), port_id(port.switch, port.name), port))
+        else:
             problems.append(Problem("unknown-switch", port.switch, f"interface {port.name}"))
-            continue
-        node = port_id(port.switch, port.name)
-        _add(graph, node, NodeKind.PORT, port)
-        _link(graph, switch_id(port.switch), node, EdgeKind.HAS_PORT)
+    _add_all(graph, NodeKind.PORT, ((node, port) for _, node, port in ports))
+    _link_all(graph, EdgeKind.HAS_PORT, ((switch, node) for switch, node, _ in ports))
     for report in facts.neighbors:
         node = port_id(report.local_device, report.local_port)
         if report.reporter == Reporter.SWITCH and node not in graph \
@@ -123,22 +134,25 @@ def _add_switches(graph: nx.Graph, facts: FactSet, problems: list[Problem]) -> N
 
 
 def _add_hosts(graph: nx.Graph, facts: FactSet, problems: list[Problem]) -> None:
-    for host in facts.nodes:
-        _add(graph, node_id(host.name), NodeKind.NODE, host)
+    _add_all(graph, NodeKind.NODE, ((node_id(host.name), host) for host in facts.nodes))
+    pfs = []
     for pf in facts.pfs:
-        if node_id(pf.node) not in graph:
+        if node_id(pf.node) in graph:
+            pfs.append((node_id(pf.node), pf_id(pf.node, pf.name), pf))
+        else:
             problems.append(Problem("unknown-node", pf.node, f"PF {pf.name}"))
-            continue
-        _add(graph, pf_id(pf.node, pf.name), NodeKind.PF, pf)
-        _link(graph, node_id(pf.node), pf_id(pf.node, pf.name), EdgeKind.HAS_PORT)
+    _add_all(graph, NodeKind.PF, ((node, pf) for _, node, pf in pfs))
+    _link_all(graph, EdgeKind.HAS_PORT, ((host, node) for host, node, _ in pfs))
     used = {(i.node, i.vf_pci) for i in facts.pod_interfaces}
+    vfs = []
     for vf in facts.vfs:
         parent = pf_id(vf.node, vf.pf)
         if parent not in graph:
             problems.append(Problem("vf-unknown-pf", vf_id(vf.node, vf.pci_address), parent))
         elif (vf.node, vf.pci_address) in used:  # the others live in the VfTable only
-            _add(graph, vf_id(vf.node, vf.pci_address), NodeKind.VF, vf)
-            _link(graph, vf_id(vf.node, vf.pci_address), parent, EdgeKind.VF_OF)
+            vfs.append((vf_id(vf.node, vf.pci_address), parent, vf))
+    _add_all(graph, NodeKind.VF, ((node, vf) for node, _, vf in vfs))
+    _link_all(graph, EdgeKind.VF_OF, ((node, parent) for node, parent, _ in vfs))
 
 
 def _add_workloads(graph: nx.Graph, facts: FactSet, problems: list[Problem]) -> None:

@@ -91,7 +91,7 @@ def owners(fabric: FabricGraph) -> dict[str, Owner]:
 
 def prepare(fabric: FabricGraph) -> FabricGraph:
     """Derive every table the queries read, now; ``fabric`` itself is returned."""
-    for derive in (_plugs, _owners, _crowds_below, _crowds_behind):
+    for derive in (_plugs, _owners, _crowds_below, _crowds_behind, _groups):
         fabric.cached(derive)
     tier_links(fabric)
     return fabric
@@ -116,20 +116,39 @@ def leaves_of(fabric: FabricGraph, interfaces: list[str]) -> list[str]:
 def switches_used(fabric: FabricGraph, leaves: list[str]) -> set[str]:
     """Every switch on some up-down route between two of ``leaves``, the leaves included.
 
-    Leaves with the same neighbours (one Clos pod) share paths, so one representative per
-    such group is searched, which keeps a job spanning hundreds of leaves cheap.
+    Leaves with the same neighbours (one Clos pod) share the switches between them and
+    another such group, so those are found once per pair of groups and fabric (a route
+    search between one leaf of each), which keeps a job spanning hundreds of leaves cheap.
     """
-    fabric_graph = fabric.switch_graph
+    group_of = fabric.cached(_groups)
     groups: dict[frozenset[str], list[str]] = defaultdict(list)
     for leaf in leaves:
-        if leaf in fabric_graph:
-            groups[frozenset(fabric_graph.adj[leaf])].append(leaf)
+        if leaf in group_of:
+            groups[group_of[leaf]].append(leaf)
+    between = fabric.cached(_between)
     used = set(leaves)
-    pairs = [(g[0], g[1]) for g in groups.values() if len(g) > 1]
-    pairs += [(a[0], b[0]) for a, b in combinations(groups.values(), 2)]
-    for a, b in pairs:
-        used.update(v for layer in route_layers(fabric, a, b) for v in layer)
+    pairs = [(g, g) for g, members in groups.items() if len(members) > 1]
+    pairs += combinations(groups, 2)
+    for pair in pairs:
+        inner = between.get(pair)
+        if inner is None:
+            a, b = groups[pair[0]][0], groups[pair[1]][-1]
+            inner = between[pair] = frozenset(
+                v for layer in route_layers(fabric, a, b)[1:-1] for v in layer)
+        used |= inner
     return used
+
+
+def _groups(fabric: FabricGraph) -> dict[str, frozenset[str]]:
+    """Switch ID -> its neighbours over usable cables (leaves alike in them form a group)."""
+    graph = fabric.switch_graph
+    return {switch: frozenset(graph.adj[switch]) for switch in graph}
+
+
+def _between(fabric: FabricGraph) -> dict[tuple[frozenset[str], frozenset[str]],
+                                          frozenset[str]]:
+    """The switches between two leaf groups, memoized per fabric as queries ask."""
+    return {}
 
 
 def _plugs(fabric: FabricGraph) -> dict[str, Plug]:

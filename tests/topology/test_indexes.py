@@ -68,3 +68,26 @@ def test_port_and_mac_indexes_on_a_generated_fabric():
     assert indexes.by_mac["b8:3f:d2:00:01:00"] == "pf:gpu02/ens1f0np0"
     assert indexes.by_mac["02:00:00:01:00:01"] == "vf:gpu02/0000:1a:00.3"
     assert indexes.ips.lookup("10.101.0.2") == "podif:a/j-worker-0/net1"
+
+
+def test_a_mac_seen_twice_is_a_conflict_and_the_first_owner_keeps_it():
+    """A PF, a used VF (graph nodes) and unused VFs (the VF table only) that share MACs,
+    as a mis-provisioned host could: one Problem per later holder, in the order seen."""
+    facts = generate_facts(FabricSpec(nodes=2, rails=1, spines=1, vfs_per_pf=3,
+                                      jobs=(JobSpec("a", "j", pods=1),)))
+    pf = facts.pfs[0]
+    vfs = list(facts.vfs)
+    vfs[2] = dataclasses.replace(vfs[2], mac=pf.mac.upper())  # unused, same MAC as the PF
+    vfs[5] = dataclasses.replace(vfs[5], mac="not-a-mac")
+    vfs[4] = dataclasses.replace(vfs[4], mac="not-a-mac")
+    fabric = build_graph(dataclasses.replace(facts, vfs=tuple(vfs)))
+    conflicts = [(p.subject, p.detail) for p in fabric.problems if p.kind == "mac-conflict"]
+    assert conflicts == [
+        (pf.mac, f"pf:{pf.node}/{pf.name} and vf:{vfs[2].node}/{vfs[2].pci_address}"),
+        ("not-a-mac", f"vf:{vfs[4].node}/{vfs[4].pci_address} and "
+                      f"vf:{vfs[5].node}/{vfs[5].pci_address}"),
+    ]
+    assert fabric.indexes.by_mac[pf.mac] == f"pf:{pf.node}/{pf.name}"
+    assert fabric.indexes.by_mac["not-a-mac"] == f"vf:{vfs[4].node}/{vfs[4].pci_address}"
+    assert fabric.indexes.by_mac.get(pf.mac.upper()) is None  # keys are MACs as normalized
+    assert len(fabric.indexes.by_mac) == 2 + 2 * 3 - 2

@@ -1,11 +1,12 @@
 """Snapshots: lossless round trip of facts, every node and edge attribute, and problems."""
 
 import json
+import marshal
 import re
 
 import pytest
 
-from inventory.errors import SnapshotError
+from inventory.errors import SnapshotError, WriteError
 from simulator.generator import FabricSpec, JobSpec, generate_facts
 from topology import snapshot
 from topology.build import build_graph
@@ -25,8 +26,9 @@ def fabric():
     return build_graph(generate_facts(SPEC))
 
 
-def test_round_trip_keeps_every_attribute_with_its_type(fabric, tmp_path):
-    path = tmp_path / "topology.json"
+@pytest.mark.parametrize("name", ["topology.json", "topology.packed"])
+def test_round_trip_keeps_every_attribute_with_its_type(fabric, tmp_path, name):
+    path = tmp_path / name
     save_snapshot(fabric, path)
     loaded = load_snapshot(path)
     assert loaded.facts == fabric.facts
@@ -68,6 +70,25 @@ def test_bad_snapshots_say_what_is_wrong(tmp_path, content, message):
         assert load_snapshot(path).facts is None  # fact rows are parsed on first use
 
 
+def test_the_packed_form_holds_the_json_document(fabric, tmp_path):
+    save_snapshot(fabric, tmp_path / "s.json")
+    save_snapshot(fabric, tmp_path / "s.packed")
+    packed = (tmp_path / "s.packed").read_bytes()
+    assert packed.startswith(b"fabcorr/topology packed\n")
+    assert marshal.loads(packed[len(b"fabcorr/topology packed\n"):]) == \
+        json.loads((tmp_path / "s.json").read_text())
+    assert snapshot.snapshot_document(load_snapshot(tmp_path / "s.packed")) == \
+        snapshot.snapshot_document(load_snapshot(tmp_path / "s.json"))
+
+
+def test_a_damaged_packed_snapshot_says_so(fabric, tmp_path):
+    save_snapshot(fabric, tmp_path / "s.packed")
+    path = tmp_path / "cut.packed"
+    path.write_bytes((tmp_path / "s.packed").read_bytes()[:1000])
+    with pytest.raises(SnapshotError, match=r"cut\.packed: a damaged packed snapshot"):
+        load_snapshot(path)
+
+
 def test_missing_snapshot(tmp_path):
     with pytest.raises(SnapshotError, match="cannot read snapshot"):
         load_snapshot(tmp_path / "absent.json")
@@ -91,10 +112,11 @@ def test_a_save_replaces_the_file_whole_or_not_at_all(fabric, tmp_path, monkeypa
     before = path.read_bytes()
 
     def fail(document):
+        yield "{"
         raise OSError(28, "No space left on device")
 
     monkeypatch.setattr(snapshot, "_lines", fail)
-    with pytest.raises(OSError, match="No space left"):
+    with pytest.raises(WriteError, match=r"topology\.json: cannot write: No space left"):
         save_snapshot(fabric, path)
     assert path.read_bytes() == before
     assert [p.name for p in tmp_path.iterdir()] == ["topology.json"]
