@@ -154,9 +154,11 @@ class RunningService:
                                      + (self.folder / "service.log").read_text()[-3000:])
             time.sleep(0.1)
 
-    def send_example(self, seconds: float, stop_at: float | None = None) -> int:
+    def send_example(self, seconds: float, stop_after: float | None = None) -> int:
         """The example scenario's datagrams, re-timed to now, over ``seconds`` of wall
-        time (all of them, unless ``stop_at`` comes first); returns how many were sent."""
+        time (all of them, unless ``stop_after`` seconds of sending pass first; counted from
+        the first datagram, so a slow machine's time making them does not count); returns
+        how many were sent."""
         spec = load_capture_spec(EXAMPLE / "flows.yaml")
         run = capture(self.facts, list(spec.flows), spec.seconds, spec.sampling_rate,
                       time.time(), spec.seed, spec.counter_every_s)
@@ -164,7 +166,7 @@ class RunningService:
         with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as sender:
             for n, (_, data, _) in enumerate(run.datagrams):
                 due = start + seconds * n / len(run.datagrams)
-                if stop_at is not None and time.monotonic() >= stop_at:
+                if stop_after is not None and time.monotonic() >= start + stop_after:
                     break
                 time.sleep(max(0.0, due - time.monotonic()))
                 sender.sendto(data, ("127.0.0.1", self.sflow_port))
