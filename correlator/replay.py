@@ -97,6 +97,7 @@ def replay(fabric: FabricGraph, datagrams: Iterable[tuple[float, bytes]],
         publish(worker.close(worker.end))
     engine.readings(extra)
     correct()
+    engine.finish()
     return ReplayResult(tuple(attributions.values()), engine.hotspots, engine.totals,
                         engine.rates)
 
