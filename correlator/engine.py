@@ -45,6 +45,7 @@ import threading
 from collections import Counter
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from typing import Any
 
 from correlator.attribution.accumulate import CounterArrival, Interval
 from correlator.attribution.attribute import OUTSIDE, Attribution, attribute
@@ -141,6 +142,8 @@ class Engine:
         self._last_start: float | None = None  # of the last interval closed
         self._provisional: dict[float, _Provisional] = {}  # by start, oldest first
         self._unjudged: dict[float, _Unjudged] = {}  # by start, oldest first
+        self.judged_until = 0.0
+        """The end of the last interval judged for hotspots."""
         self._given_up: frozenset[str] = frozenset()  # ports behind when it last gave up
         self._lock = threading.Lock()  # readings arrive while an interval is closed
 
@@ -204,16 +207,17 @@ class Engine:
         self._unjudged[interval.start] = _Unjudged(result, rates, behind, not behind)
         self._judge_final()
         self.totals.add(totals)
-        active, kept = self.shown_hotspots()
-        return View(fabric, result, rates, active, kept, dict(health or {}),
-                    _copy(self.totals), started=self.started, ready=True)
+        return View(fabric, result, rates, health=dict(health or {}), sflow=_copy(self.totals),
+                    started=self.started, ready=True, **self.shown_hotspots())
 
-    def shown_hotspots(self) -> tuple[tuple[Hotspot, ...], tuple[Hotspot, ...]]:
-        """What a view lists: the active hotspots, and the last ``ended_kept`` ended."""
+    def shown_hotspots(self) -> dict[str, Any]:
+        """What a view says of hotspots: the active ones, the last ``ended_kept`` ended,
+        and the end of the last interval judged (fields of :class:`View`)."""
         ended = self.tracker.ended
         kept = ended if self.ended_kept is None else ended[max(0, len(ended) - self.ended_kept):]
         active = sorted(self.tracker.active.values(), key=lambda h: (h.port, h.direction))
-        return tuple(active), tuple(kept)
+        return {"hotspots": tuple(active), "ended": tuple(kept),
+                "judged_until": self.judged_until}
 
     def finish(self) -> None:
         """The run is over: judge every interval still waiting for its correction as it
@@ -229,6 +233,7 @@ class Engine:
                 return
             del self._unjudged[start]
             self.tracker.update(waiting.result, waiting.rates, hold=waiting.hold)
+            self.judged_until = waiting.result.start + waiting.result.seconds
 
     def corrections(self) -> list[tuple[Attribution, Totals]]:
         """The kept provisional intervals whose ports are now read past their end,

@@ -325,8 +325,7 @@ class Service:
                 await asyncio.to_thread(self.exposition.render)
 
     def _show_hotspots(self) -> None:
-        active, ended = self.engine.shown_hotspots()
-        self.view = dataclasses.replace(self.view, hotspots=active, ended=ended)
+        self.view = dataclasses.replace(self.view, **self.engine.shown_hotspots())
 
     async def _counters_past(self, end: float, stop: asyncio.Event) -> None:
         """Wait until every port's counters are known past ``end``: the engine's bounded
