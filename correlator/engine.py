@@ -29,12 +29,13 @@ exactly the interval, the other ports' as they were, and the correction ``replac
 first attribution. An interval still behind :data:`CORRECTION_PERIODS` telemetry periods
 after its end (and :data:`CORRECTION_MIN_S`) stays provisional (logged), its counters
 pinned where they were carried on to, so the next interval starts there and no byte
-falls between them. Hotspots are judged once per interval, in interval order, on its
-final numbers: a provisional interval (and every interval after it) waits for its
-correction, so a rate carried on never heats nor cools a hotspot; an
-interval that stays provisional is judged with the ports behind held as they were
-(neither hot nor cool); those still waiting when a run ends (:meth:`Engine.finish`) as
-they stand. The service and a replay drive the engine alike, so their hotspots agree.
+falls between them. Hotspots are judged on final numbers, each link direction interval
+after interval: in a provisional interval the directions of the ports carried on (and in
+the intervals after it, until it is corrected) wait for its correction, the others are
+judged at once, so a rate carried on never heats nor cools a hotspot; the ports of an
+interval that stays provisional are held as they were (neither hot nor cool); what still
+waits when a run ends (:meth:`Engine.finish`) is judged as it stands. The service and a
+replay drive the engine alike, so their hotspots agree.
 """
 
 from __future__ import annotations
@@ -107,14 +108,16 @@ class _Provisional:
 
 @dataclass(frozen=True, slots=True)
 class _Unjudged:
-    """An interval attributed but not yet judged for hotspots: its result, the rates it
-    was attributed with, the ports whose rates were carried on (``hold``: when ``final``,
-    those held as they were) and whether its numbers are final."""
+    """An interval whose hotspot judgement of some ports waits: its result, the rates it
+    was attributed with, those ports (carried on in it, or in an interval before that
+    still waits), whether its numbers are final, and whether it was given up (its ports
+    then stay as they were)."""
 
     result: Attribution
     rates: dict[str, Rates]
-    hold: frozenset[str]
+    ports: frozenset[str]
     final: bool
+    given_up: bool = False
 
 
 class Engine:
@@ -142,8 +145,7 @@ class Engine:
         self._last_start: float | None = None  # of the last interval closed
         self._provisional: dict[float, _Provisional] = {}  # by start, oldest first
         self._unjudged: dict[float, _Unjudged] = {}  # by start, oldest first
-        self.judged_until = 0.0
-        """The end of the last interval judged for hotspots."""
+        self._closed_until = 0.0  # the end of the last interval closed
         self._given_up: frozenset[str] = frozenset()  # ports behind when it last gave up
         self._lock = threading.Lock()  # readings arrive while an interval is closed
 
@@ -204,7 +206,11 @@ class Engine:
             result = dataclasses.replace(result, provisional=True)
             self._provisional[interval.start] = _Provisional(fabric, interval, totals, rates,
                                                              behind)
-        self._unjudged[interval.start] = _Unjudged(result, rates, behind, not behind)
+        waiting = behind.union(*(w.ports for w in self._unjudged.values()))
+        self.tracker.update(result, rates, hold=waiting)
+        if waiting:
+            self._unjudged[interval.start] = _Unjudged(result, rates, waiting, not behind)
+        self._closed_until = interval.end
         self._judge_final()
         self.totals.add(totals)
         return View(fabric, result, rates, health=dict(health or {}), sflow=_copy(self.totals),
@@ -223,17 +229,25 @@ class Engine:
         """The run is over: judge every interval still waiting for its correction as it
         stands (no reading will come to correct it: its rates are the best known)."""
         for start, waiting in self._unjudged.items():
-            self._unjudged[start] = dataclasses.replace(waiting, hold=frozenset(), final=True)
+            self._unjudged[start] = dataclasses.replace(waiting, final=True, given_up=False)
         self._judge_final()
 
+    @property
+    def judged_until(self) -> float:
+        """Up to when every port is judged for hotspots: the end of the last interval
+        closed, or the start of the first whose judgement of some port waits."""
+        first = next(iter(self._unjudged.values()), None)
+        return self._closed_until if first is None else first.result.start
+
     def _judge_final(self) -> None:
-        """Judge, in interval order, the waiting intervals up to the first not final."""
+        """Judge the waiting ports of the waiting intervals, in interval order, up to the
+        first interval not final (those of an interval given up stay as they were)."""
         for start, waiting in list(self._unjudged.items()):
             if not waiting.final:
                 return
             del self._unjudged[start]
-            self.tracker.update(waiting.result, waiting.rates, hold=waiting.hold)
-            self.judged_until = waiting.result.start + waiting.result.seconds
+            if not waiting.given_up:
+                self.tracker.update(waiting.result, waiting.rates, only=waiting.ports)
 
     def corrections(self) -> list[tuple[Attribution, Totals]]:
         """The kept provisional intervals whose ports are now read past their end,
@@ -261,8 +275,9 @@ class Engine:
                 self._telemetry = {**self._telemetry, **known}
             result = dataclasses.replace(result, replaces=True)
             if start in self._unjudged:
-                self._unjudged[start] = _Unjudged(result, {**kept.rates, **known},
-                                                  frozenset(), True)
+                self._unjudged[start] = dataclasses.replace(
+                    self._unjudged[start], result=result, rates={**kept.rates, **known},
+                    final=True)
             found.append((result, kept.totals))
         self._judge_final()
         return found
@@ -295,7 +310,8 @@ class Engine:
         behind = frozenset().union(*(self._provisional.pop(start).behind for start in late))
         for start in late:
             if start in self._unjudged:
-                self._unjudged[start] = dataclasses.replace(self._unjudged[start], final=True)
+                self._unjudged[start] = dataclasses.replace(self._unjudged[start], final=True,
+                                                            given_up=True)
         if behind != self._given_up:
             _log.warning("%d interval(s) from %.3f stay provisional: no counter readings "
                          "past their end within %.0f s from %s", len(late),

@@ -164,9 +164,10 @@ class HotspotTracker:
         self._streaks: dict[tuple[str, str], _Streak] = {}
 
     def update(self, attribution: Attribution, rates: Mapping[str, Rates],
-               hold: Iterable[str] = ()) -> list[Hotspot]:
+               hold: Iterable[str] = (), only: Iterable[str] | None = None) -> list[Hotspot]:
         """Judge one interval; returns the hotspots active after it. The directions of
-        the ports in ``hold`` (whose rates are only carried on) stay as they were."""
+        the ports in ``hold`` (whose rates are only carried on) stay as they were; with
+        ``only``, only those ports' directions are judged."""
         links = {(link.port, link.direction): link for link in attribution.links}
         peers = {link.port: link.peer for link in attribution.links if link.peer}
         for port, peer in list(peers.items()):  # a port may only be known from its peer
@@ -180,7 +181,9 @@ class HotspotTracker:
             merged = found_by.setdefault(key, {})
             for kind, value in signals(rates.get(port), direction).items():
                 merged[kind] = max(value, merged.get(kind, value))
-        for key in sorted((set(found_by) | set(self._streaks)) - held):  # a stable order
+        keys = set(found_by) | set(self._streaks) if only is None else {
+            cable_direction(peers, port, direction) for port in only for direction in (IN, OUT)}
+        for key in sorted(keys - held):  # a stable order
             port, direction = key
             found = found_by.get(key, {})
             hot = hot_kinds(found, self.limits)

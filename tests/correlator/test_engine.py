@@ -117,8 +117,8 @@ def test_the_service_and_a_replay_give_identical_attributions(datagrams, tmp_pat
     # hot from the telemetry: the cable leaf01:Ethernet5 -> spine01:Ethernet1, by its sender
     assert [(h.port, h.direction) for h in view.hotspots] == [
         (port_id("leaf01", "Ethernet5"), "out")]
-    # hotspots are judged on an interval's first attribution, their stories told anew
-    # from a correction: the service's are the replay's
+    # a port carried on is judged once its interval is corrected: the service's hotspots
+    # are the replay's
     assert to_data(served.view.hotspots) == to_data(view.hotspots)
     assert to_data(served.view.ended) == to_data(view.ended)
     assert to_data(served.view.rates) == to_data(view.rates)
