@@ -94,9 +94,9 @@ NET_SNMP_CACHE_S = 3
 BYTES_INSIDE = 0.93
 SHARES_INSIDE = 0.94
 """The issue's targets for fabcorr's 95 % intervals, per (interval, port, tenant). Shares
-reach 93.2-94.2 % inside in three runs with net-snmp's default cache (95.2 % and
+reach 91.8-94.2 % inside in four runs with net-snmp's default cache (95.2 % and
 93.2 % in two more on a machine so loaded that most polls failed), so a run that falls
-short is an expected failure (issue 12). Over steady traffic 5-6 % miss (with few
+short is an expected failure (issue 12). Over steady traffic 5-8 % miss (with few
 samples of a tenant the interval is a little short above); and the interval after the
 traffic gets its last samples, late, and only the pokes' bytes, and fabcorr still gives
 their tenants a share of them (0.6-0.8 % of the trials). Dating samples by the agent's clock
@@ -355,7 +355,7 @@ def test_fabcorr_run_attributes_the_lab_links_to_their_tenants(lab, tmp_path):
     print(f"{len(logged)} intervals logged; the test took {time.monotonic() - began:.1f} s")
     shares = [f for f in failures if f.startswith("shares")]
     assert [f for f in failures if f not in shares] == []
-    if shares:  # measured 93.2-95.2 %: see SHARES_INSIDE
+    if shares:  # measured 91.8-95.2 %: see SHARES_INSIDE
         pytest.xfail(f"issue 12: per-interval {shares[0]}")
 
 
