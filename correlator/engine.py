@@ -27,10 +27,15 @@ needs to attribute it again (its samples, the rates it used) until :meth:`Engine
 finds those ports read past its end: then it is attributed again with their rates over
 exactly the interval, the other ports' as they were, and the correction ``replaces`` the
 first attribution. An interval still behind :data:`CORRECTION_PERIODS` telemetry periods
-after its end stays provisional (logged). Hotspots are judged once, on an interval's first
-attribution; a correction changes when and how hot none is, but a hotspot whose story
-(culprits, victims, throttled jobs) came from the corrected interval tells it anew from
-the correction.
+after its end (and :data:`CORRECTION_MIN_S`) stays provisional (logged), its counters
+pinned where they were carried on to, so the next interval starts there and no byte
+falls between them. Hotspots are judged on final numbers, each link direction interval
+after interval: in a provisional interval the directions of the ports carried on (and in
+the intervals after it, until it is corrected) wait for its correction, the others are
+judged at once, so a rate carried on never heats nor cools a hotspot; the ports of an
+interval that stays provisional are held as they were (neither hot nor cool); what still
+waits when a run ends (:meth:`Engine.finish`) is judged as it stands. The service and a
+replay drive the engine alike, so their hotspots agree.
 """
 
 from __future__ import annotations
@@ -41,6 +46,7 @@ import threading
 from collections import Counter
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from typing import Any
 
 from correlator.attribution.accumulate import CounterArrival, Interval
 from correlator.attribution.attribute import OUTSIDE, Attribution, attribute
@@ -61,7 +67,9 @@ __all__ = ["CORRECTION_PERIODS", "Engine", "interface_reading"]
 _log = logging.getLogger(__name__)
 
 CORRECTION_PERIODS = 10
-"""Telemetry periods past its end a provisional interval is kept for its correction."""
+CORRECTION_MIN_S = 60.0
+"""Telemetry periods past its end a provisional interval is kept for its correction, and
+at least that many seconds (polls that time out on a busy machine stall for a while)."""
 
 
 def interface_reading(switch: str, port: str, at: float, counters: InterfaceCounters
@@ -98,6 +106,20 @@ class _Provisional:
     behind: frozenset[str]
 
 
+@dataclass(frozen=True, slots=True)
+class _Unjudged:
+    """An interval whose hotspot judgement of some ports waits: its result, the rates it
+    was attributed with, those ports (carried on in it, or in an interval before that
+    still waits), whether its numbers are final, and whether it was given up (its ports
+    then stay as they were)."""
+
+    result: Attribution
+    rates: dict[str, Rates]
+    ports: frozenset[str]
+    final: bool
+    given_up: bool = False
+
+
 class Engine:
     """Rates, attribution and hotspots, interval after interval.
 
@@ -122,6 +144,8 @@ class Engine:
         self._sflow: dict[str, Rates] = {}  # port ID -> the same from sFlow counter samples
         self._last_start: float | None = None  # of the last interval closed
         self._provisional: dict[float, _Provisional] = {}  # by start, oldest first
+        self._unjudged: dict[float, _Unjudged] = {}  # by start, oldest first
+        self._closed_until = 0.0  # the end of the last interval closed
         self._given_up: frozenset[str] = frozenset()  # ports behind when it last gave up
         self._lock = threading.Lock()  # readings arrive while an interval is closed
 
@@ -166,7 +190,7 @@ class Engine:
               health: Mapping[str, Health] | None = None) -> View:
         """Attribute ``interval`` (received: ``totals``) on ``fabric``, judge hotspots, and
         return the view to publish; keep the interval if it is provisional, and forget
-        those kept that ended :data:`CORRECTION_PERIODS` telemetry periods before it."""
+        those kept that ended longer before it than they are kept for."""
         self._sflow_counters(fabric, interval.counters)
         self._sflow = self._sampled.rates(interval.start, interval.end)
         with self._lock:
@@ -176,18 +200,54 @@ class Engine:
         _log_mismatches(result)
         behind = frozenset(link.port for link in result.links
                            if link.port in rates and rates[link.port].provisional)
-        self._give_up(interval.end - CORRECTION_PERIODS * self.telemetry_interval_s)
+        self._give_up(interval.end - self._patience)
         self._last_start = interval.start
         if behind:
             result = dataclasses.replace(result, provisional=True)
             self._provisional[interval.start] = _Provisional(fabric, interval, totals, rates,
                                                              behind)
-        active = self.judge(result, rates)
+        waiting = behind.union(*(w.ports for w in self._unjudged.values()))
+        self.tracker.update(result, rates, hold=waiting)
+        if waiting:
+            self._unjudged[interval.start] = _Unjudged(result, rates, waiting, not behind)
+        self._closed_until = interval.end
+        self._judge_final()
         self.totals.add(totals)
+        return View(fabric, result, rates, health=dict(health or {}), sflow=_copy(self.totals),
+                    started=self.started, ready=True, **self.shown_hotspots())
+
+    def shown_hotspots(self) -> dict[str, Any]:
+        """What a view says of hotspots: the active ones, the last ``ended_kept`` ended,
+        and the end of the last interval judged (fields of :class:`View`)."""
         ended = self.tracker.ended
         kept = ended if self.ended_kept is None else ended[max(0, len(ended) - self.ended_kept):]
-        return View(fabric, result, rates, tuple(active), tuple(kept), dict(health or {}),
-                    _copy(self.totals), started=self.started, ready=True)
+        active = sorted(self.tracker.active.values(), key=lambda h: (h.port, h.direction))
+        return {"hotspots": tuple(active), "ended": tuple(kept),
+                "judged_until": self.judged_until}
+
+    def finish(self) -> None:
+        """The run is over: judge every interval still waiting for its correction as it
+        stands (no reading will come to correct it: its rates are the best known)."""
+        for start, waiting in self._unjudged.items():
+            self._unjudged[start] = dataclasses.replace(waiting, final=True, given_up=False)
+        self._judge_final()
+
+    @property
+    def judged_until(self) -> float:
+        """Up to when every port is judged for hotspots: the end of the last interval
+        closed, or the start of the first whose judgement of some port waits."""
+        first = next(iter(self._unjudged.values()), None)
+        return self._closed_until if first is None else first.result.start
+
+    def _judge_final(self) -> None:
+        """Judge the waiting ports of the waiting intervals, in interval order, up to the
+        first interval not final (those of an interval given up stay as they were)."""
+        for start, waiting in list(self._unjudged.items()):
+            if not waiting.final:
+                return
+            del self._unjudged[start]
+            if not waiting.given_up:
+                self.tracker.update(waiting.result, waiting.rates, only=waiting.ports)
 
     def corrections(self) -> list[tuple[Attribution, Totals]]:
         """The kept provisional intervals whose ports are now read past their end,
@@ -195,8 +255,8 @@ class Engine:
 
         The ports that were behind get their rates over exactly the interval, the others
         keep theirs; they are no longer kept. When the last interval closed is corrected,
-        :attr:`rates` become its corrected ones. Hotspots are not judged again; a story
-        told from the interval is told from the correction.
+        :attr:`rates` become its corrected ones. The correction is judged for hotspots
+        (with the intervals after it that waited for it).
         """
         found = []
         for start, kept in list(self._provisional.items()):
@@ -214,8 +274,12 @@ class Engine:
             if start == self._last_start:
                 self._telemetry = {**self._telemetry, **known}
             result = dataclasses.replace(result, replaces=True)
-            self.tracker.correct(result)
+            if start in self._unjudged:
+                self._unjudged[start] = dataclasses.replace(
+                    self._unjudged[start], result=result, rates={**kept.rates, **known},
+                    final=True)
             found.append((result, kept.totals))
+        self._judge_final()
         return found
 
     def judge(self, result: Attribution, rates: Mapping[str, Rates]) -> list[Hotspot]:
@@ -223,18 +287,35 @@ class Engine:
         back from an attribution log) with its ports' ``rates``; the active ones."""
         return self.tracker.update(result, rates)
 
+    @property
+    def _patience(self) -> float:
+        """How long past its end a provisional interval is kept for its correction."""
+        return max(CORRECTION_PERIODS * self.telemetry_interval_s, CORRECTION_MIN_S)
+
     def _give_up(self, ended_before: float) -> None:
         """Forget the kept intervals that ended before ``ended_before``: they stay
-        provisional (logged when the ports behind differ from the last time)."""
+        provisional (logged when the ports behind differ from the last time), and their
+        ports' counters are pinned at their ends as carried on, so the next interval
+        starts where they ended: summed over intervals the bytes stay the counters'."""
         late = [start for start, kept in self._provisional.items()
                 if kept.interval.end < ended_before]
         if not late:
             return
+        with self._lock:
+            for start in late:
+                kept = self._provisional[start]
+                for port in kept.behind:
+                    self._counters.keep(port, kept.interval.end)
+                    self._sampled.keep(port, kept.interval.end)
         behind = frozenset().union(*(self._provisional.pop(start).behind for start in late))
+        for start in late:
+            if start in self._unjudged:
+                self._unjudged[start] = dataclasses.replace(self._unjudged[start], final=True,
+                                                            given_up=True)
         if behind != self._given_up:
             _log.warning("%d interval(s) from %.3f stay provisional: no counter readings "
-                         "past their end within %d telemetry periods from %s", len(late),
-                         late[0], CORRECTION_PERIODS,
+                         "past their end within %.0f s from %s", len(late),
+                         late[0], self._patience,
                          ", ".join(sorted(id_name(port) for port in behind)))
         self._given_up = behind
 

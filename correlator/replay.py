@@ -97,6 +97,7 @@ def replay(fabric: FabricGraph, datagrams: Iterable[tuple[float, bytes]],
         publish(worker.close(worker.end))
     engine.readings(extra)
     correct()
+    engine.finish()
     return ReplayResult(tuple(attributions.values()), engine.hotspots, engine.totals,
                         engine.rates)
 
@@ -107,7 +108,8 @@ def replay_view(fabric: FabricGraph, result: ReplayResult) -> View:
     last = result.attributions[-1] if result.attributions else None
     return View(fabric, last, result.rates,
                 tuple(h for h in result.hotspots if h.active),
-                tuple(h for h in result.hotspots if not h.active), sflow=result.totals,
+                tuple(h for h in result.hotspots if not h.active),
+                judged_until=last.start + last.seconds if last else 0.0, sflow=result.totals,
                 started=result.attributions[0].start if result.attributions else 0.0,
                 ready=True)
 

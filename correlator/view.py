@@ -24,7 +24,8 @@ class View:
     """The fabric, the last attributed interval, and how the service is doing.
 
     ``rates`` are the latest per port (port node ID); ``hotspots`` the active ones, then
-    up to ``ended`` recent ended ones; ``sflow`` the receiver's totals since start;
+    up to ``ended`` recent ended ones, as judged on the intervals up to ``judged_until``
+    (a provisional interval is judged once corrected); ``sflow`` the receiver's totals since start;
     ``attribution_s`` how long the last interval took to attribute; ``components`` each
     of the service's supervised tasks and whether it runs (False while it waits to be
     restarted after a failure).
@@ -35,6 +36,7 @@ class View:
     rates: Mapping[str, Rates] = field(default_factory=dict)
     hotspots: tuple[Hotspot, ...] = ()
     ended: tuple[Hotspot, ...] = ()
+    judged_until: float = 0.0
     health: Mapping[str, Health] = field(default_factory=dict)
     sflow: Totals = field(default_factory=Totals)
     attribution_s: float = 0.0

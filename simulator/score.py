@@ -69,12 +69,12 @@ class Limits:
 
 def absent_bound(n: int) -> float:
     """The exact one-sided 95 % upper bound of a proportion seen 0 times in ``n``
-    samples: the p with (1 - p)^n = 0.05.
+    samples: the p with (1 - p)^n = 0.05 (no samples: 1, anything).
 
-    >>> round(absent_bound(1000), 6), absent_bound(1)
-    (0.002991, 0.95)
+    >>> round(absent_bound(1000), 6), absent_bound(1), absent_bound(0)
+    (0.002991, 0.95, 1.0)
     """
-    return 1 - (1 - CONFIDENCE) ** (1 / n)
+    return 1 - (1 - CONFIDENCE) ** (1 / n) if n > 0 else 1.0
 
 _Totals = dict[tuple[str, str], dict[str, int]]
 """(port ID, direction) -> tenant -> true bytes, of one interval."""

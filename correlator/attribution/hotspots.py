@@ -164,20 +164,27 @@ class HotspotTracker:
         self._keep = keep_ended
         self._streaks: dict[tuple[str, str], _Streak] = {}
 
-    def update(self, attribution: Attribution, rates: Mapping[str, Rates]) -> list[Hotspot]:
-        """Judge one interval; returns the hotspots active after it."""
+    def update(self, attribution: Attribution, rates: Mapping[str, Rates],
+               hold: Iterable[str] = (), only: Iterable[str] | None = None) -> list[Hotspot]:
+        """Judge one interval; returns the hotspots active after it. The directions of
+        the ports in ``hold`` (whose rates are only carried on) stay as they were; with
+        ``only``, only those ports' directions are judged."""
         links = {(link.port, link.direction): link for link in attribution.links}
         peers = {link.port: link.peer for link in attribution.links if link.peer}
         for port, peer in list(peers.items()):  # a port may only be known from its peer
             if peer.startswith("port:"):
                 peers.setdefault(peer, port)
+        held = {cable_direction(peers, port, direction) for port in hold
+                for direction in (IN, OUT)}
         found_by: dict[tuple[str, str], dict[str, float]] = {}
         for port, direction in set(links) | _directions(rates):
             key = cable_direction(peers, port, direction)
             merged = found_by.setdefault(key, {})
             for kind, value in signals(rates.get(port), direction).items():
                 merged[kind] = max(value, merged.get(kind, value))
-        for key in sorted(set(found_by) | set(self._streaks)):  # ended in a stable order
+        keys = set(found_by) | set(self._streaks) if only is None else {
+            cable_direction(peers, port, direction) for port in only for direction in (IN, OUT)}
+        for key in sorted(keys - held):  # a stable order
             port, direction = key
             found = found_by.get(key, {})
             hot = hot_kinds(found, self.limits)
@@ -197,22 +204,6 @@ class HotspotTracker:
             if streak.count >= self.limits.intervals:
                 self.active[key] = self._hotspot(key, peer, streak, found)
         return sorted(self.active.values(), key=lambda h: (h.port, h.direction))
-
-    def correct(self, attribution: Attribution) -> None:
-        """An interval attributed again (a correction): the stories told from it are told
-        from its corrected traffic; when and how hot stay as judged."""
-        links = {(link.port, link.direction): link for link in attribution.links}
-        for key, streak in self._streaks.items():
-            told = streak.story[0]
-            if told is None or told.start != attribution.start:
-                continue
-            port, direction = key
-            peer = told.peer if told.port == port else told.port
-            streak.story = (traffic_of(links, port, direction, peer),
-                            traffic_of(links, port, OUT if direction == IN else IN, peer))
-            if key in self.active:
-                active = self.active[key]
-                self.active[key] = self._hotspot(key, active.peer, streak, dict(active.signals))
 
     def _cool(self, key: tuple[str, str], at: float) -> None:
         self._streaks.pop(key, None)

@@ -329,11 +329,14 @@ def _finish(out: Path, url: str, model: Any, records: list, began: float) -> boo
 
 def _wait_for_interval(url: str, end: float, timeout_s: float = 120.0) -> None:
     """Until the service has published the interval that ends at ``end`` (it waits for
-    the counter readings past it first); a slow machine only takes longer."""
+    the counter readings past it first) and judged hotspots up to it (once it is
+    corrected, if it was provisional); a slow machine only takes longer."""
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:
-        interval = _get(url, "/api/v1/status").get("interval")
-        if interval and interval["start"] + interval["seconds"] >= end - 1e-3:
+        status = _get(url, "/api/v1/status")
+        interval = status.get("interval")
+        if interval and interval["start"] + interval["seconds"] >= end - 1e-3 \
+                and status["hotspots"]["judged_until"] >= end - 1e-3:
             return
         time.sleep(0.2)
     raise SourceError(f"fabcorr run did not publish the interval ending at {end:.0f} within "

@@ -1,7 +1,9 @@
 """Counter telemetry from many switches at once: periodic polls or streams, per-switch health.
 
 Every switch runs in its own task: a poll-mode protocol (SNMP) is read once per interval
-under a deadline of one interval; a stream-mode protocol (gNMI Subscribe SAMPLE) is read
+under a deadline of :data:`POLL_PERIODS` intervals (a walk that a busy machine makes
+slower than one interval still delivers, late, and its readings are dated; the ticks it
+overran are skipped); a stream-mode protocol (gNMI Subscribe SAMPLE) is read
 as it delivers, and re-subscribed after a capped, jittered backoff when it fails. So one
 slow, unreachable or misbehaving switch never delays another, and its errors are counted
 by kind in its :class:`Health`, with the readings it refused
@@ -25,6 +27,9 @@ from inventory.counters import PortCounters
 from inventory.devices import SwitchConfig
 from inventory.discovery import failure_kind
 from inventory.errors import FabcorrError
+
+POLL_PERIODS = 5
+"""How many intervals a poll may take before it is given up (a ``timeout``)."""
 
 Poller = Callable[[SwitchConfig], Awaitable[list[PortCounters]]]
 Streamer = Callable[[SwitchConfig, float], AsyncGenerator[list[PortCounters], None]]
@@ -97,7 +102,7 @@ class Collector:
         tick = loop.time()
         while not stop.is_set():
             try:
-                async with asyncio.timeout(self.interval_s):
+                async with asyncio.timeout(POLL_PERIODS * self.interval_s):
                     readings = await self.pollers[health.protocol](switch)
                 self._delivered(health, readings)
             except (FabcorrError, TimeoutError, OSError) as exc:

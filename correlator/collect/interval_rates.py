@@ -98,6 +98,13 @@ class IntervalRates:
         return all(p.known_until >= end for p in self._ports.values()
                    if p.last is not None and (since is None or p.last.at > since))
 
+    def keep(self, port: str, at: float) -> None:
+        """Pin every counter of ``port`` (port ID) at ``at`` as given now (see
+        :meth:`CounterTimeline.keep`)."""
+        found = self._ports.get(port)
+        for timeline in found.timelines.values() if found is not None else ():
+            timeline.keep(at)
+
     def rates(self, start: float, end: float, ports: Iterable[str] | None = None
               ) -> dict[str, Rates]:
         """Port ID -> its rates over ``[start, end)``, for the ports known over all of it
@@ -120,6 +127,7 @@ class IntervalRates:
                 increase = timeline.increase(start, end, extrapolate=True)
                 if increase is None:
                     continue
+                increase = max(0.0, increase)  # from a value carried on too far, kept
                 provisional |= timeline.covered_until < end
                 limit = ceiling(name, last.speed_bps, seconds, self.slack)
                 if limit is not None and increase > limit:

@@ -18,8 +18,11 @@ the moments the counter is known to have had a value:
   back over its quiet time.
 
 Between two known moments the counter is interpolated, so the increase over ``[t0, t1)`` is
-the difference of its values at ``t1`` and ``t0``: spans that tile a run add up to the whole
-increase, and no byte falls between two intervals. Traffic changes its rate at some moment,
+the difference of its values at ``t1`` and ``t0``. A value asked for inside the known
+moments is kept (*pinned*) and given again whenever that instant is asked for, even after
+later readings would interpolate it otherwise (a new moment changes the kink of the gap
+before it): spans that tile a run add up to the whole increase, and no byte falls between
+two intervals, whenever each was asked for. Traffic changes its rate at some moment,
 not steadily, so where the rates before and after a gap between moments are known and what
 was counted in the gap lies between them, the gap is taken as the earlier rate up to one
 kink and the later rate after it (a counter that sat still until its traffic started is
@@ -69,8 +72,8 @@ class CounterTimeline:
     8.0
     """
 
-    __slots__ = ("_changes", "_cumulative", "_held", "_last", "_reads", "_restarted", "_since",
-                 "bits", "fresh", "period", "times", "unknown", "values")
+    __slots__ = ("_changes", "_cumulative", "_held", "_last", "_pinned", "_reads", "_restarted",
+                 "_since", "bits", "fresh", "period", "times", "unknown", "values")
 
     def __init__(self, bits: int = 64, fresh: bool = False) -> None:
         self.bits, self.fresh = bits, fresh
@@ -84,6 +87,7 @@ class CounterTimeline:
         self._restarted = False
         self._cumulative = 0.0
         self._changes: list[float] = []  # the moments of the latest changes
+        self._pinned: dict[float, float] = {}  # instant -> the value given for it
         self.period: float | None = None
         """The agent's refresh period as learnt so far: the median spacing of the latest
         changes after values read more than once (None before two of them)."""
@@ -164,6 +168,7 @@ class CounterTimeline:
         if len(self.times) > _MOMENTS_KEPT:  # older moments than any interval still asks
             del self.times[:_MOMENTS_KEPT // 2], self.values[:_MOMENTS_KEPT // 2]
             self.unknown = [span for span in self.unknown if span[1] > self.times[0]]
+            self._pinned = {t: v for t, v in self._pinned.items() if t >= self.times[0]}
 
     def moments(self) -> list[tuple[float, int]]:
         """The known (moment, unwrapped value) pairs, oldest first."""
@@ -274,5 +279,34 @@ class CounterTimeline:
         step of unknown size lies between."""
         if self.unknown_in(start, end):
             return None
-        first, last = self.value_at(start, extrapolate), self.value_at(end, extrapolate)
+        first, last = self._pin(start, extrapolate), self._pin(end, extrapolate)
         return None if first is None or last is None else last - first
+
+    def keep(self, at: float) -> None:
+        """Pin the value at ``at`` as it is given now, carried on past the last moment if
+        need be: a span that was given up on ends there, and the next starts there (no
+        byte falls between them, whatever the readings that come later say)."""
+        if at not in self._pinned:
+            self._pin(at, extrapolate=True, past=True)
+
+    def _pin(self, at: float, extrapolate: bool, past: bool = False) -> float | None:
+        """The value at ``at`` as first given, once it was known (pinned then).
+
+        >>> t = CounterTimeline(fresh=True)
+        >>> for at, value in ((0.0, 0), (1.0, 100), (2.0, 600)):
+        ...     t.add(at, value)
+        >>> t.increase(0.0, 1.5)  # steady between 1 and 2 s
+        350.0
+        >>> t.add(3.0, 1600)  # 1,000 a second after: a kink at 1.56 s
+        >>> t.value_at(1.5), t.increase(1.5, 3.0)  # still 350 at 1.5 s for the next span
+        (150.0, 1250.0)
+        """
+        pinned = self._pinned.get(at)
+        if pinned is not None:
+            return pinned
+        value = self.value_at(at, extrapolate)
+        if value is not None and self.times and (past or at <= self.times[-1]):
+            if len(self._pinned) >= _MOMENTS_KEPT:
+                del self._pinned[next(iter(self._pinned))]
+            self._pinned[at] = value
+        return value

@@ -316,13 +316,19 @@ class Service:
             if not self.engine.provisional:
                 return
             corrected = await asyncio.to_thread(self.engine.corrections)
+            if corrected:  # judged now: the hotspots may have moved on
+                self._show_hotspots()
             for result, totals in corrected:
                 shown = self.view.attribution
                 if shown is not None and shown.start == result.start:
                     self.view = dataclasses.replace(self.view, attribution=result,
                                                     rates=self.engine.rates)
-                    await asyncio.to_thread(self.exposition.render)
                 await self._log(result, totals)
+            if corrected:
+                await asyncio.to_thread(self.exposition.render)
+
+    def _show_hotspots(self) -> None:
+        self.view = dataclasses.replace(self.view, **self.engine.shown_hotspots())
 
     async def _counters_past(self, end: float, stop: asyncio.Event) -> None:
         """Wait until every port's counters are known past ``end``: the engine's bounded
@@ -357,6 +363,9 @@ class Service:
             if interval.seconds > 0:  # not the empty one a stop right on a boundary leaves
                 await self._publish(interval, totals)
         await self._correct()  # what the readings in by now can correct
+        async with self._publishing:
+            self.engine.finish()  # the intervals still provisional are judged as they are
+            self._show_hotspots()
 
     async def _publish(self, interval: Interval, totals: Totals) -> None:
         async with self._publishing:

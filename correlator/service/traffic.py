@@ -143,7 +143,8 @@ def status(view: View) -> dict[str, Any]:
         "attribution_seconds": view.attribution_s}
     return {"ready": view.ready, "started": view.started, "interval": interval,
             "ports_with_rates": len(view.rates),
-            "hotspots": {"active": len(view.hotspots), "ended": len(view.ended)},
+            "hotspots": {"active": len(view.hotspots), "ended": len(view.ended),
+                         "judged_until": view.judged_until},
             "sflow": to_data(view.sflow),
             "collectors": {name: to_data(view.health[name]) for name in sorted(view.health)}}
 

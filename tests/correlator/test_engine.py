@@ -117,8 +117,8 @@ def test_the_service_and_a_replay_give_identical_attributions(datagrams, tmp_pat
     # hot from the telemetry: the cable leaf01:Ethernet5 -> spine01:Ethernet1, by its sender
     assert [(h.port, h.direction) for h in view.hotspots] == [
         (port_id("leaf01", "Ethernet5"), "out")]
-    # hotspots are judged on an interval's first attribution, their stories told anew
-    # from a correction: the service's are the replay's
+    # a port carried on is judged once its interval is corrected: the service's hotspots
+    # are the replay's
     assert to_data(served.view.hotspots) == to_data(view.hotspots)
     assert to_data(served.view.ended) == to_data(view.ended)
     assert to_data(served.view.rates) == to_data(view.rates)
@@ -185,28 +185,71 @@ def test_a_provisional_interval_is_corrected_once_the_reading_past_its_end_comes
 
 def test_an_interval_whose_reading_never_comes_stays_provisional_and_is_let_go(caplog):
     """The port is never read after 19 s: each interval from [10, 20) on is provisional
-    and kept 10 telemetry periods (50 s) past its end, no longer; giving up is logged once
-    for the same ports behind. A reading at last corrects only those still kept."""
+    and kept 60 s past its end (more than 10 telemetry periods of 5 s), no longer; giving
+    up is logged once for the same ports behind. A reading at last (150 B/s since 19 s)
+    corrects only those still kept, from where the ones let go were carried on to: summed
+    over the intervals, the bytes are the counter's increase."""
     fabric, port = load_snapshot(SNAPSHOT), port_id("leaf01", "Ethernet5")
     engine = Engine(telemetry_interval_s=5.0)
     engine.readings([PortCounters("leaf01", "Ethernet5", at, {"in_octets": octets})
                      for at, octets in ((8.0, 0), (12.0, 400), (19.0, 1100))])
-    kept = []
-    for start in range(10, 90, 10):
+    kept, first = [], {}
+    for start in range(10, 100, 10):
         view = engine.close(fabric, Accumulator(float(start)).take(start + 10.0), Totals())
         assert view.attribution.provisional and engine.corrections() == []
         kept.append(engine.provisional)
-    assert kept == [(10.0,), (10.0, 20.0), (10.0, 20.0, 30.0), (10.0, 20.0, 30.0, 40.0),
-                    (10.0, 20.0, 30.0, 40.0, 50.0), (10.0, 20.0, 30.0, 40.0, 50.0, 60.0),
-                    (20.0, 30.0, 40.0, 50.0, 60.0, 70.0), (30.0, 40.0, 50.0, 60.0, 70.0, 80.0)]
+        first[float(start)] = _in_bytes(view.attribution, port)
+    assert kept[6:] == [tuple(float(s) for s in range(10, 80, 10)),
+                        tuple(float(s) for s in range(20, 90, 10)),
+                        tuple(float(s) for s in range(30, 100, 10))]
     assert [r.getMessage() for r in caplog.records if "stay provisional" in r.getMessage()
             ] == ["1 interval(s) from 10.000 stay provisional: no counter readings past "
-                  "their end within 10 telemetry periods from leaf01/Ethernet5"]
-    engine.readings([PortCounters("leaf01", "Ethernet5", 91.0, {"in_octets": 8300})])
-    corrected = engine.corrections()
-    assert [(c.start, c.replaces, _in_bytes(c, port)) for c, _ in corrected] == [
-        (start, True, 1000.0) for start in (30.0, 40.0, 50.0, 60.0, 70.0, 80.0)]
+                  "their end within 60 s from leaf01/Ethernet5"]
+    assert first[10.0] == first[20.0] == 1000.0  # carried on at 100 B/s
+    engine.readings([PortCounters("leaf01", "Ethernet5", 101.0, {"in_octets": 13400})])
+    corrected = {c.start: _in_bytes(c, port) for c, _ in engine.corrections()}
+    # from 2,200 at 30 s (as carried on) to 1,100 + 150 x 21 = 4,250 at 40 s
+    assert corrected == {30.0: 2050.0, **{float(s): 1500.0 for s in range(40, 100, 10)}}
     assert engine.provisional == ()
+    # 0 + 400 x 2/4 at 10 s, 1,100 + 150 x 81 at 100 s
+    assert first[10.0] + first[20.0] + sum(corrected.values()) == 13250.0 - 200.0
+
+
+def test_a_carried_on_rate_neither_heats_nor_cools_a_hotspot():
+    """leaf01:Ethernet5 (8 kb/s, so 1,000 B/s is 100 %) receives 1,000 B/s until 21 s,
+    then 100 B/s. [10, 20) is hot; [20, 30), closed before a reading past 30 s, is carried
+    on at 1,000 B/s: hot, provisionally. Judged then, it would make a hotspot of two hot
+    intervals; it waits for its correction (190 B/s: cool), and no hotspot is found. One
+    that stays provisional is judged with the port held: no hotspot either."""
+    fabric, port = load_snapshot(SNAPSHOT), port_id("leaf01", "Ethernet5")
+    readings = [PortCounters("leaf01", "Ethernet5", at, {"in_octets": octets}, speed_bps=8000)
+                for at, octets in ((8.0, 0), (12.0, 4000), (21.0, 13000))]
+    late = PortCounters("leaf01", "Ethernet5", 31.0, {"in_octets": 14000}, speed_bps=8000)
+    for corrected in (True, False):
+        engine = Engine(telemetry_interval_s=5.0)
+        engine.readings(readings)
+        engine.close(fabric, Accumulator(10.0).take(20.0), Totals())
+        view = engine.close(fabric, Accumulator(20.0).take(30.0), Totals())
+        assert view.attribution.provisional and view.hotspots == ()
+        assert engine.rates[port].in_utilization == 1.0
+        if corrected:
+            engine.readings([late])
+            [(correction, _)] = engine.corrections()
+            assert _in_bytes(correction, port) == 1900.0
+        else:  # given up 60 s after its end: judged with the port held
+            engine.close(fabric, Accumulator(30.0).take(91.0), Totals())
+            assert engine.provisional == (30.0,)
+        assert engine.hotspots == ()
+    # hot again from 31 s: judged as they close, two hot intervals make the hotspot
+    engine = Engine(telemetry_interval_s=5.0)
+    engine.readings([*readings, late, *(
+        PortCounters("leaf01", "Ethernet5", at, {"in_octets": octets}, speed_bps=8000)
+        for at, octets in ((41.0, 24000), (51.0, 34000)))])
+    for start in (10.0, 20.0, 30.0, 40.0):
+        view = engine.close(fabric, Accumulator(start).take(start + 10.0), Totals())
+    # the cable's direction by its sender: spine01:Ethernet1 out
+    assert [(h.port, h.direction, h.start) for h in view.hotspots] == [
+        (port_id("spine01", "Ethernet1"), "out", 30.0)]
 
 
 def test_sflow_counter_samples_are_dated_by_the_agent_and_give_interval_rates():

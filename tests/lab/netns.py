@@ -244,10 +244,15 @@ class Lab:
             raise RuntimeError(f"LLDP did not converge on {sorted(pending)}")
         for device in self.switches:
             self._wait_snmp(device, deadline)
-            # snmpd caches IF-MIB for 3 s (NET-SNMP-AGENT-MIB nsCacheTimeout); a lab that
-            # measures rates over a few seconds wants every poll fresh.
+        # a lab that measures rates over a few seconds wants every poll fresh
+        self.snmp_cache(0)
+
+    def snmp_cache(self, seconds: int) -> None:
+        """How long every switch's snmpd serves IF-MIB from its cache (NET-SNMP-AGENT-MIB
+        nsCacheTimeout; net-snmp's default is 3 s: ifHCInOctets refreshes that often)."""
+        for device in self.switches:
             subprocess.run(["snmpset", "-v2c", "-c", f"{SNMP_COMMUNITY}-rw", self.mgmt[device],
-                            f"{NS_CACHE_TIMEOUT}.1.3.6.1.2.1.2.2", "i", "0"],
+                            f"{NS_CACHE_TIMEOUT}.1.3.6.1.2.1.2.2", "i", str(seconds)],
                            capture_output=True, check=True)
 
     def _wait_agentx(self, device: str, timeout: float = 15.0) -> None:

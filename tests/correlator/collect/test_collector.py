@@ -9,7 +9,7 @@ machine is.
 import asyncio
 import random
 
-from correlator.collect.collector import Collector
+from correlator.collect.collector import POLL_PERIODS, Collector
 from inventory.backoff import Backoff
 from inventory.counters import PortCounters
 from inventory.devices import SwitchConfig
@@ -62,9 +62,9 @@ def test_faulty_switches_never_delay_the_good_ones():
     assert health["good"].updates == 11  # every tick, on time: 0, 0.1, ..., 1.0
     assert len(delivered) == health["good"].updates
     assert health["good"].up and not health["good"].errors
-    # Each tick's poll hits its one-interval deadline (at 0.1, ..., 1.0); the next tick
-    # starts right away, and the poll begun at 1.0 is still waiting when collection stops.
-    assert health["slow"].errors == {"timeout": 10}
+    # Each poll hits its deadline of POLL_PERIODS intervals (at 0.5 and 1.0); the next
+    # starts right away, and the one begun at 1.0 is still waiting when collection stops.
+    assert health["slow"].errors == {"timeout": 10 // POLL_PERIODS}
     assert health["refused"].errors == {"auth": 11}
     assert health["garbage"].errors == {"garbage": 11}
     assert not any(health[n].up for n in ("slow", "refused", "garbage"))

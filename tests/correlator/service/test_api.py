@@ -149,8 +149,10 @@ def test_status(view):
         "start": LAST, "seconds": SECONDS, "provisional": True, "link_directions": 4,
         "samples": A_SAMPLES + B_SAMPLES + 67, "unattributed_samples": 0,
         "unknown_port_samples": 0, "attribution_seconds": 0.0}
+    # the run is over: its last interval is judged for hotspots as it stands
     assert (found["ready"], found["started"], found["ports_with_rates"], found["hotspots"],
-            found["collectors"]) == (True, T0, 2, {"active": 1, "ended": 0}, {})
+            found["collectors"]) == (True, T0, 2, {"active": 1, "ended": 0,
+                                                   "judged_until": LAST + SECONDS}, {})
     assert found["sflow"] == {"datagrams": 4531, "bytes": 6177664,
                               "samples": {"flow": 31552, "counters": 12}, "rejects": {},
                               "lost_datagrams": 0, "agent_restarts": 0, "agent_drops": 0,
