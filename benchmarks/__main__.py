@@ -14,6 +14,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from benchmarks import (
+    attribute_suite,
     gnmi_suite,
     inventory_suite,
     pipeline_suite,
@@ -29,6 +30,7 @@ SUITES: dict[str, Callable[[list[str], int], list[Result]]] = {
     "inventory": inventory_suite.run,
     "gnmi": gnmi_suite.run,
     "sflow": sflow_suite.run,
+    "attribute": attribute_suite.run,
     "exporter": service_suite.run,
     "pipeline": pipeline_suite.run,
 }

@@ -129,6 +129,43 @@ def _interval(c: int, n: int, share: float, variance: float, total_bytes: float,
     return max(0.0, min(low, share - half)), min(1.0, high)
 
 
+class Ranked(NamedTuple):
+    """Groups ranked largest first and cut (the last may be ``other``), and the sums of
+    every group before the cut."""
+
+    groups: list[tuple[str, Sums]]
+    total: Sums
+
+
+NONE = Ranked([], (0, 0.0, 0.0, 0.0))
+
+
+def rank(groups: Mapping[str, Sums], top: int | None = None) -> Ranked:
+    """``groups`` largest first (by estimated bytes, then name); beyond ``top`` groups the
+    rest is one ``other``.
+
+    >>> rank({"a": (6, 600, 6, 60), "b": (3, 300, 3, 30), "c": (1, 100, 1, 10)}, top=1)
+    Ranked(groups=[('a', (6, 600, 6, 60)), ('other', (4, 400, 4, 40))], total=(10, 1000, 10, 100))
+    """
+    if len(groups) == 1:  # most link directions carry one tenant, job, pod: no sorting
+        ((name, sums),) = groups.items()
+        return Ranked([(name, sums)], sums)
+    total = tuple(sum(s[i] for s in groups.values()) for i in range(4))
+    ranked = sorted(groups.items(), key=lambda item: (-item[1][1], item[0]))
+    if top is not None and len(ranked) > top:
+        rest = ranked[top:]
+        merged = tuple(sum(s[i] for _, s in rest) for i in range(4))
+        ranked = [*ranked[:top], (OTHER, merged)]  # type: ignore[list-item]
+    return Ranked(ranked, total)  # type: ignore[arg-type]
+
+
+def apportion(ranked: Ranked, exact_bytes: float | None = None) -> tuple[Share, ...]:
+    """The share of each of ``ranked``'s groups, in its order."""
+    n, total, _, variance = ranked.total
+    return tuple(share_of(name, sums, n, total, variance, exact_bytes)
+                 for name, sums in ranked.groups)
+
+
 def shares(groups: Mapping[str, Sums], exact_bytes: float | None = None,
            top: int | None = None) -> tuple[Share, ...]:
     """Every group's share, largest first; beyond ``top`` groups the rest is one ``other``.
@@ -138,16 +175,4 @@ def shares(groups: Mapping[str, Sums], exact_bytes: float | None = None,
     ...     top=1)]
     [('a', 6, 0.6), ('other', 4, 0.4)]
     """
-    if len(groups) == 1:  # most link directions carry one tenant, job, pod: no sorting
-        ((name, sums),) = groups.items()
-        return (share_of(name, sums, sums[0], sums[1], sums[3], exact_bytes),)
-    n = sum(s[0] for s in groups.values())
-    total = sum(s[1] for s in groups.values())
-    variance = sum(s[3] for s in groups.values())
-    ranked = sorted(groups.items(), key=lambda item: (-item[1][1], item[0]))
-    if top is not None and len(ranked) > top:
-        rest = ranked[top:]
-        merged = tuple(sum(s[i] for _, s in rest) for i in range(4))
-        ranked = [*ranked[:top], (OTHER, merged)]
-    return tuple(share_of(name, sums, n, total, variance, exact_bytes)
-                 for name, sums in ranked)
+    return apportion(rank(groups, top), exact_bytes)

@@ -23,7 +23,7 @@ from correlator.cli.printers import Block, Fields, Table, emit
 from correlator.cli.sflow import read_capture
 from correlator.cli.status import ExitStatus
 from correlator.data import to_data
-from correlator.replay import ReplayConfig, replay
+from correlator.replay import ReplayConfig, ReplayResult, replay
 from inventory.counters import PortCounters
 from inventory.errors import ConfigError
 from topology.snapshot import load_snapshot
@@ -80,8 +80,7 @@ def _attribute(args: argparse.Namespace) -> ExitStatus:
     readings = list(read_readings(args.counters)) if args.counters else []
     result = replay(fabric, read_capture(args.pcap, args.port), readings,
                     ReplayConfig(args.interval, args.top_pods, thresholds))
-    emit(to_data(result), lambda r, wide: _blocks(r, wide, args.links), args.output,
-         sys.stdout)
+    emit(result, lambda r, wide: _blocks(r, wide, args.links), args.output, sys.stdout)
     unknown = sum(sum(a.unknown_ports.values()) for a in result.attributions)
     return ExitStatus.PARTIAL if result.totals.rejects or unknown else ExitStatus.OK
 
@@ -149,25 +148,27 @@ _FIELDS: dict[str, _Check] = {
 """Per field of a reading, what makes its value wrong ("" when it is fine)."""
 
 
-def _blocks(result: dict[str, Any], wide: bool, links: int) -> list[Block]:
-    totals = result["totals"]
+def _blocks(result: ReplayResult, wide: bool, links: int) -> list[Block]:
+    """The run for people: only the busiest ``links`` link directions of each interval
+    are turned into data."""
+    totals = to_data(result.totals)
     blocks: list[Block] = [Fields([
-        ("Intervals", len(result["attributions"])), ("Datagrams", totals["datagrams"]),
+        ("Intervals", len(result.attributions)), ("Datagrams", totals["datagrams"]),
         ("Samples", totals["samples"]), ("Rejected", totals["rejects"] or "none"),
-        ("Lost datagrams", totals["lost_datagrams"]), ("Hotspots", len(result["hotspots"]))])]
-    for attribution in result["attributions"]:
-        busy = sorted((x for x in attribution["links"] if x["samples"] or x["counter_bytes"]),
-                      key=lambda x: -(x["counter_bytes"] or x["estimated_bytes"]))
-        rows = [[link_name(x["port"]), x["direction"], *traffic_cells(x, wide)]
+        ("Lost datagrams", totals["lost_datagrams"]), ("Hotspots", len(result.hotspots))])]
+    for attribution in result.attributions:
+        busy = sorted((x for x in attribution.links if x.samples or x.counter_bytes),
+                      key=lambda x: -(x.counter_bytes or x.estimated_bytes))
+        rows = [[link_name(x.port), x.direction, *traffic_cells(to_data(x), wide)]
                 for x in busy[:links]]
         columns = ["link", "dir", *TRAFFIC_COLUMNS, *(WIDE_COLUMNS if wide else [])]
-        title = f"Interval {attribution['start']:.0f} +{attribution['seconds']:g}s"
+        title = f"Interval {attribution.start:.0f} +{attribution.seconds:g}s"
         if len(busy) > links:
             title += f" (busiest {links} of {len(busy)} link directions)"
-        if attribution["unknown_ports"]:
-            title += f"; samples of unknown ports: {attribution['unknown_ports']}"
+        if attribution.unknown_ports:
+            title += f"; samples of unknown ports: {attribution.unknown_ports}"
         blocks.append(Table(columns, rows, title))
-    if result["hotspots"]:
-        blocks.append(Table(HOTSPOT_COLUMNS, [hotspot_row(h) for h in result["hotspots"]],
+    if result.hotspots:
+        blocks.append(Table(HOTSPOT_COLUMNS, [hotspot_row(h) for h in to_data(result.hotspots)],
                             "Hotspots"))
     return blocks

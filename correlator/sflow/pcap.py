@@ -21,6 +21,7 @@ EN10MB, RAW, LINUX_SLL, LINUX_SLL2 = 1, 101, 113, 276
 _IPV4, _IPV6, _VLAN_TAGS = 0x0800, 0x86DD, frozenset({0x8100, 0x88A8, 0x9100})
 _IPV6_EXTENSIONS = frozenset({0, 43, 60})  # hop-by-hop, routing, destination options
 _UDP, _IPV6_FRAGMENT = 17, 44
+_BLOCK = 1 << 22
 
 Datagram = tuple[float, str, int, int, bytes]
 """(timestamp, source IP text, source port, destination port, UDP payload)."""
@@ -45,18 +46,24 @@ def read_udp_payloads(path: str | Path, skipped: Counter[str] | None = None,
         link = struct.unpack(order + "I", head[20:24])[0] & 0xFFFF
         if link not in (EN10MB, RAW, LINUX_SLL, LINUX_SLL2):
             raise ValueError(f"{path}: unsupported link type {link}")
-        record = struct.Struct(order + "IIII")
-        while len(header := stream.read(16)) == 16:
-            seconds, fraction, captured, _ = record.unpack(header)
-            data = stream.read(captured)
-            if len(data) < captured:  # the capture ends mid-packet
-                skipped["truncated"] += 1
-                break
+        record = struct.Struct(order + "IIII").unpack_from
+        block, at = b"", 0  # read in large blocks: one read per packet costs more
+        while True:
+            if len(block) - at < 16 or len(block) - at < 16 + record(block, at)[2]:
+                more = stream.read(_BLOCK)
+                if not more:
+                    break
+                block, at = block[at:] + more, 0
+                continue
+            seconds, fraction, captured, _ = record(block, at)
+            data, at = block[at + 16:at + 16 + captured], at + 16 + captured
             found = _udp(link, data)
             if isinstance(found, str):
                 skipped[found] += 1
             else:
                 yield (seconds + fraction / ticks, *found)
+        if len(block) - at >= 16:  # the capture ends mid-packet
+            skipped["truncated"] += 1
 
 
 def _udp(link: int, data: bytes) -> tuple[str, int, int, bytes] | str:
