@@ -185,7 +185,7 @@ def _sfacctd_core(pcap: Path, folder: Path) -> float | None:
         f"daemonize: false\npcap_savefile: {pcap}\npcap_savefile_wait: true\n"
         "plugins: print\naggregate: peer_src_ip, in_iface, src_host, dst_host\n"
         f"print_output: csv\nprint_output_file: {folder / 'sfacctd-core.csv'}\n"
-        "print_refresh_time: 3600\nlogfile: /dev/null\n")
+        "print_refresh_time: 3600\nprint_output_file_append: true\nlogfile: /dev/null\n")
     process = subprocess.Popen([binary, "-f", str(config)], stdout=subprocess.DEVNULL,
                                stderr=subprocess.DEVNULL)
     ticks = os.sysconf("SC_CLK_TCK")

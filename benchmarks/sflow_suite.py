@@ -264,6 +264,7 @@ def sfacctd(pcap: Path, folder: Path, samples: int) -> float | None:
         f"daemonize: false\npcap_savefile: {pcap}\n"
         "plugins: print\naggregate: peer_src_ip, in_iface, src_host, dst_host\n"
         f"print_output: csv\nprint_output_file: {output}\nprint_refresh_time: 3600\n"
+        "print_output_file_append: true\n"  # a full cache is flushed: keep every flush
         "logfile: /dev/null\n")  # no sfacctd_port: it may not go with pcap_savefile
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     subprocess.run([binary, "-f", str(config)], check=True, timeout=600,
@@ -277,10 +278,11 @@ def sfacctd(pcap: Path, folder: Path, samples: int) -> float | None:
 
 
 def _sfacctd_packets(output: Path) -> int:
-    """Packets (samples: no renormalization) in sfacctd's CSV output."""
+    """Packets (samples: no renormalization) in sfacctd's CSV output (one or more
+    flushes of its cache, each under the header)."""
     lines = output.read_text().splitlines()
     column = lines[0].split(",").index("PACKETS")
-    return sum(int(line.split(",")[column]) for line in lines[1:] if line)
+    return sum(int(line.split(",")[column]) for line in lines if line and line != lines[0])
 
 
 def _capture(fabric: FabricGraph) -> list[tuple[float, bytes, str]]:

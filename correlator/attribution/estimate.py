@@ -32,6 +32,7 @@ same for equal frames (the sum of ``c`` squares is at least the square of their 
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Mapping
 from typing import NamedTuple
@@ -100,15 +101,23 @@ def share_of(name: str, sums: Sums, n: int, total_bytes: float, total_variance: 
     >>> round(big.share, 3), round(big.share_low, 3), round(big.share_high, 3)
     (0.476, 0.0, 1.0)
     """
-    c, estimated, packets, variance = sums
+    return Share(name, *_share(*sums, n, total_bytes, total_variance, exact_bytes))
+
+
+@functools.lru_cache(maxsize=1 << 16, typed=True)
+def _share(c: int, estimated: float, packets: float, variance: float, n: int,
+           total_bytes: float, total_variance: float, exact_bytes: float | None
+           ) -> tuple[int, float, float, float, float, float, float, float, bool]:
+    """:func:`share_of`'s numbers, computed once for the same sums: groups of a link
+    direction often have them (a pair seen once, in frames of one size)."""
     share = estimated / total_bytes if total_bytes > 0 else 0.0
     share_low, share_high = _interval(c, n, share, variance, total_bytes, total_variance)
     if exact_bytes is not None:
-        return Share(name, c, share, share_low, share_high, share * exact_bytes,
-                     share_low * exact_bytes, share_high * exact_bytes, packets, True)
+        return (c, share, share_low, share_high, share * exact_bytes,
+                share_low * exact_bytes, share_high * exact_bytes, packets, True)
     margin = Z95 * math.sqrt(variance) if c else estimated
-    return Share(name, c, share, share_low, share_high, estimated,
-                 max(0.0, estimated - margin), estimated + margin, packets, False)
+    return (c, share, share_low, share_high, estimated, max(0.0, estimated - margin),
+            estimated + margin, packets, False)
 
 
 def _interval(c: int, n: int, share: float, variance: float, total_bytes: float,
