@@ -62,9 +62,9 @@ def run(sizes: list[str], repeat: int) -> list[Result]:
         write_pcap(pcap, [(t, d, a, "192.0.2.99", 6343) for t, d, a in datagrams])
         write_pcap(empty, [])
         del fabric, datagrams
-        start = median([_fabcorr(snapshot, empty, "table") for _ in range(repeat)])
-        table = median([_fabcorr(snapshot, pcap, "table") for _ in range(repeat)]) - start
-        json = median([_fabcorr(snapshot, pcap, "json") for _ in range(repeat)]) - start
+        start = median([fabcorr_cpu(snapshot, empty, "table") for _ in range(repeat)])
+        table = median([fabcorr_cpu(snapshot, pcap, "table") for _ in range(repeat)]) - start
+        json = median([fabcorr_cpu(snapshot, pcap, "json") for _ in range(repeat)]) - start
         json_bytes = _json_size(snapshot, pcap, folder)
         aggregate = [sfacctd(pcap, folder, SAMPLES) for _ in range(repeat)]
         decode = [_sfacctd_core(pcap, folder) for _ in range(repeat)]
@@ -154,7 +154,7 @@ def _to(template: tuple[bytes, int], dst: bytes) -> bytes:
                      encoded[end - 8:end - 4], dst, encoded[end:]))
 
 
-def _fabcorr(snapshot: Path, pcap: Path, output: str) -> float:
+def fabcorr_cpu(snapshot: Path, pcap: Path, output: str) -> float:
     """CPU seconds of one ``fabcorr attribute`` process (its output discarded)."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     subprocess.run([*_FABCORR, "attribute", "--snapshot", str(snapshot), "--pcap", str(pcap),
