@@ -18,10 +18,9 @@ from pathlib import Path
 
 from benchmarks.attribute_suite import fabcorr_cpu
 from benchmarks.harness import Result, median
-from correlator.attribution.accumulate import Accumulator
 from correlator.attribution.attribute import attribute
 from correlator.replay import ReplayConfig, replay
-from correlator.sflow.decode import Decoder
+from correlator.sflow.receiver import Worker
 from simulator.fabric_run import run as run_fabric
 from simulator.pcap import write_pcap
 from simulator.scenario import ladder_scenario
@@ -79,13 +78,11 @@ def _replay(fabric: object, datagrams: list[tuple[float, bytes]]) -> float:
 
 
 def _report_latency(fabric: object, datagrams: list[tuple[float, bytes]]) -> float:
-    """Seconds from the interval's samples being in to its attribution being done."""
-    decoder = Decoder()
-    accumulator = Accumulator(datagrams[0][0] - datagrams[0][0] % INTERVAL_S)
-    for at, payload in datagrams:
-        datagram = decoder.decode(payload)
-        if datagram is not None:
-            accumulator.add(datagram, at)
+    """Seconds from the interval's samples being in (the receiver's tables, as the
+    service takes them) to its attribution being done."""
+    worker = Worker(datagrams[0][0] - datagrams[0][0] % INTERVAL_S, INTERVAL_S)
+    worker.handle_many(datagrams)
+    interval, _ = worker.take(datagrams[-1][0] + 1)
     start = time.perf_counter()
-    attribute(fabric, accumulator.take(datagrams[-1][0] + 1))  # type: ignore[arg-type]
+    attribute(fabric, interval)  # type: ignore[arg-type]
     return time.perf_counter() - start
