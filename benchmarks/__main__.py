@@ -1,4 +1,8 @@
-"""``python -m benchmarks``: run the benchmark suites, print a table, write JSON results."""
+"""``python -m benchmarks``: run the benchmark suites, print a table, write JSON results.
+
+With ``--only``, the suite's rows replace its rows in the results file and the other
+suites' rows stay (:func:`~benchmarks.harness.merge`).
+"""
 
 from __future__ import annotations
 
@@ -10,6 +14,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from benchmarks import (
+    attribute_suite,
     gnmi_suite,
     inventory_suite,
     pipeline_suite,
@@ -17,7 +22,7 @@ from benchmarks import (
     sflow_suite,
     topology_suite,
 )
-from benchmarks.harness import Result, context, table
+from benchmarks.harness import EVERY_SUITE, Result, context, merge, table
 from simulator.ladder import LADDER
 
 SUITES: dict[str, Callable[[list[str], int], list[Result]]] = {
@@ -25,6 +30,7 @@ SUITES: dict[str, Callable[[list[str], int], list[Result]]] = {
     "inventory": inventory_suite.run,
     "gnmi": gnmi_suite.run,
     "sflow": sflow_suite.run,
+    "attribute": attribute_suite.run,
     "exporter": service_suite.run,
     "pipeline": pipeline_suite.run,
 }
@@ -32,16 +38,26 @@ SUITES: dict[str, Callable[[list[str], int], list[Result]]] = {
 
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
-    line, results = context()
-    print(line, flush=True)
     suites = [args.only] if args.only else list(SUITES)
+    line, results = context(args.only or EVERY_SUITE)
+    print(line, flush=True)
     for name in suites:
         print(f"running {name} on {', '.join(args.sizes)} ...", file=sys.stderr, flush=True)
         results += SUITES[name](args.sizes, args.repeat)
     print(table(results))
-    args.output.write_text(json.dumps([dataclasses.asdict(r) for r in results], indent=1) + "\n")
-    print(f"wrote {len(results)} results to {args.output}", file=sys.stderr)
+    written = merge(read_results(args.output), results, suites, list(SUITES))
+    args.output.write_text(json.dumps([dataclasses.asdict(r) for r in written], indent=1)
+                           + "\n")
+    print(f"wrote {len(results)} results to {args.output} ({len(written)} in all)",
+          file=sys.stderr)
     return 0
+
+
+def read_results(path: Path) -> list[Result]:
+    """The results in ``path`` (none when it does not exist)."""
+    if not path.exists():
+        return []
+    return [Result(**row) for row in json.loads(path.read_text())]
 
 
 def _parser() -> argparse.ArgumentParser:

@@ -52,13 +52,45 @@ def median(values: Sequence[float]) -> float:
     return percentile(values, 50)
 
 
-def context() -> tuple[str, list[Result]]:
-    """A line describing the machine, and the Results recording how busy it was."""
+CONTEXT = "context"
+EVERY_SUITE = "-"
+"""The ``size`` of the context rows of a run of every suite; a run of some suites names
+them there instead (``sflow,pipeline``)."""
+
+
+def context(suites: str = EVERY_SUITE) -> tuple[str, list[Result]]:
+    """A line describing the machine, and the Results recording how busy it was while
+    ``suites`` ran."""
     load = os.getloadavg()
     line = (f"python {platform.python_version()}, {os.cpu_count()} CPUs, "
             f"load average {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}")
-    return line, [Result("context", "-", "cpu_count", os.cpu_count() or 0, "count"),
-                  Result("context", "-", "loadavg_1m", load[0], "load")]
+    return line, [Result(CONTEXT, suites, "cpu_count", os.cpu_count() or 0, "count"),
+                  Result(CONTEXT, suites, "loadavg_1m", load[0], "load")]
+
+
+def merge(old: Sequence[Result], new: Sequence[Result], suites: Sequence[str],
+          every: Sequence[str]) -> list[Result]:
+    """The results file after a run of ``suites`` (of ``every`` suite; a suite's name is
+    its rows' benchmark): the rows of other suites stay, those of ``suites`` are replaced
+    by ``new``. A context row goes when every suite it describes ran again (its size
+    names them; ``-``: every suite).
+
+    >>> old = [Result("context", "-", "loadavg_1m", 1.0, "load"),
+    ...        Result("a", "s", "x", 1.0, "s"), Result("b", "s", "y", 2.0, "s")]
+    >>> new = [Result("context", "b", "loadavg_1m", 0.5, "load"),
+    ...        Result("b", "s", "y", 3.0, "s")]
+    >>> [(r.benchmark, r.size, r.value) for r in merge(old, new, ["b"], ["a", "b"])]
+    [('context', '-', 1.0), ('a', 's', 1.0), ('context', 'b', 0.5), ('b', 's', 3.0)]
+    """
+    ran = set(suites)
+
+    def replaced(row: Result) -> bool:
+        if row.benchmark != CONTEXT:
+            return row.benchmark in ran
+        described = every if row.size == EVERY_SUITE else row.size.split(",")
+        return set(described) <= ran
+
+    return [r for r in old if not replaced(r)] + list(new)
 
 
 def format_value(value: float) -> str:

@@ -130,8 +130,9 @@ class Collector:
         """One datagram that arrived at ``at`` from UDP ``source`` (an IP address; ``""``:
         none); whether it was accepted."""
 
-    def handle_many(self, datagrams: Iterable[tuple[float, bytes, str]]) -> int:
-        """:meth:`handle` each ``(at, data, source)``; how many were accepted."""
+    def handle_many(self, datagrams: Iterable[tuple[float, bytes]]) -> int:
+        """:meth:`handle` each ``(at, data)`` (from no UDP source: a capture, in time
+        order); how many were accepted."""
 
     def cut(self, at: float) -> None:
         """Start a new segment at ``at`` (an address changed owner)."""
@@ -157,3 +158,41 @@ class Collector:
 
     def stop(self) -> None:
         """End the receiving thread (what it counted stays); nothing when not receiving."""
+
+
+GroupSums = tuple[object, int, int, int, int]
+"""(key, samples, estimated bytes, estimated packets, variance of the estimated bytes):
+exact integers."""
+CutSums = tuple[list[GroupSums], GroupSums | None, GroupSums]
+"""A table ranked and cut: its top groups largest first (by estimated bytes, then by the
+rank of their names), the sums of the rest (None when nothing was cut), the sums of all
+(keys None)."""
+GroupTuple = tuple[int, int, GroupSums, list[GroupSums], list[GroupSums], CutSums, CutSums,
+                   CutSums, list[tuple[int, int]]]
+"""One link direction: port id, direction index (``DIRECTIONS``), its total (key None),
+sums by sender tenant id and by sender job id (unordered), by sender pod id, by (sender
+job id, receiver job id) and by the receiver job id of its CNPs (throttled), each cut to
+the top, and samples per traffic index (``TRAFFIC``, non-zero only)."""
+
+
+class Join:
+    """The join of flow tables to one fabric, built once per fabric from integer ids:
+    ``ports`` as (agent, ifIndex, port id); ``owners`` as (pod id, job id, tenant id) by
+    owner id, owner 0 being nobody (an address no pod interface owned); ``claims`` as
+    (address, valid from, valid until or None, owner id), each address's oldest first
+    (where claims overlap, the latest that covers a moment wins); ``pod_ranks`` and
+    ``job_ranks`` each id's place in the sorted names. Raises ValueError on a claim of
+    an owner not listed or an owner's pod or job without a rank."""
+
+    def __init__(self, ports: list[tuple[bytes, int, int]],
+                 owners: list[tuple[int, int, int]],
+                 claims: list[tuple[bytes, float, float | None, int]],
+                 pod_ranks: list[int], job_ranks: list[int]) -> None: ...
+
+    def attribute(self, segments: list[SegmentTuple], top: int
+                  ) -> tuple[list[GroupTuple], list[tuple[bytes, int, int]], int]:
+        """Every row of ``segments`` joined at its segment's start and summed per link
+        direction (pods, pairs, throttled jobs cut to ``top``): the link directions, the
+        samples of ports the fabric does not know as (agent, ifIndex, samples), and the
+        samples whose source nobody owned. Raises ValueError on rows that are not whole or
+        name an index beyond their tables."""

@@ -7,6 +7,8 @@ import dataclasses
 from enum import Enum
 from typing import Any
 
+_PLAIN = frozenset({str, int, float, bool})
+
 
 def to_data(value: Any) -> Any:
     """Plain JSON/YAML-ready data of a result: dataclasses, enums, tuples unwrapped.
@@ -15,6 +17,8 @@ def to_data(value: Any) -> Any:
     >>> to_data([Problem("link-one-sided", "a-b")])
     [{'kind': 'link-one-sided', 'subject': 'a-b', 'detail': ''}]
     """
+    if value is None or type(value) in _PLAIN:  # most values: nothing to unwrap
+        return value
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
         return {f.name: to_data(getattr(value, f.name)) for f in dataclasses.fields(value)}
     if isinstance(value, Enum):

@@ -2,7 +2,8 @@
 counters (the sFlow counter samples among them, or readings from elsewhere), a fabric.
 
 Datagrams go through the receiver's :class:`~correlator.sflow.receiver.Worker` by their
-timestamps, which cuts them into intervals; inside an interval a segment starts wherever
+timestamps (handed over in batches between interval ends and changes of owner), which
+cuts them into intervals; inside an interval a segment starts wherever
 some fixed IP changed owner. Each closed interval goes to the interval engine
 (:class:`~correlator.engine.Engine`) the live service drives, after the counter readings
 up to its end: a replay gives the numbers the service would have given. A provisional
@@ -28,6 +29,8 @@ from correlator.sflow.receiver import Worker
 from correlator.view import View
 from inventory.counters import PortCounters
 from topology.graph import FabricGraph
+
+_BATCH = 4096  # datagrams handed to the worker at a time
 
 
 @dataclass(frozen=True, slots=True)
@@ -83,17 +86,25 @@ def replay(fabric: FabricGraph, datagrams: Iterable[tuple[float, bytes]],
             assert view.attribution is not None
             attributions[interval.start] = view.attribution
 
-    for at, payload in datagrams:
-        if worker is None:
-            start = at - at % config.interval_s
-            worker = Worker(start, config.interval_s)
-            changes = fabric.indexes.ips.changes(start, float("inf"))
-        if at >= worker.end:
-            publish(worker.close(at))
-        while changes and changes[0] <= at:
-            worker.cut(changes.pop(0))
-        worker.handle(payload, at)
+    batch: list[tuple[float, bytes]] = []  # handed to the worker in one call
+    due = float("-inf")  # the next interval end or change of owner: the first datagram's
+    for item in datagrams:
+        at = item[0]
+        if at >= due or len(batch) >= _BATCH:
+            if worker is None:
+                start = at - at % config.interval_s
+                worker = Worker(start, config.interval_s)
+                changes = fabric.indexes.ips.changes(start, float("inf"))
+            worker.handle_many(batch)
+            batch = []
+            if at >= worker.end:
+                publish(worker.close(at))
+            while changes and changes[0] <= at:
+                worker.cut(changes.pop(0))
+            due = min(worker.end, changes[0] if changes else float("inf"))
+        batch.append(item)
     if worker is not None:
+        worker.handle_many(batch)
         publish(worker.close(worker.end))
     engine.readings(extra)
     correct()

@@ -123,6 +123,10 @@ class IpIndex:
                    for t in (o.valid_from, o.valid_until) if t is not None and start < t < end}
         return sorted(moments)
 
+    def items(self) -> Iterable[tuple[bytes, tuple[IpOwner, ...]]]:
+        """Every address (packed) and its owners, oldest first."""
+        return self._owners.items()
+
     def history(self, address: str | bytes) -> tuple[IpOwner, ...]:
         """Every owner of ``address``, oldest first."""
         return self._owners.get(ip_key(address), ())

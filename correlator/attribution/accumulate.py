@@ -7,17 +7,24 @@ estimate's variance (squared lengths x rate squared) are made when the interval 
 (:meth:`Segment.flows`).
 Counter samples are kept as they come, with their agent's uptime (they are dated by it
 later); discard samples are counted. Who owns the addresses is
-decided later, once per key (:mod:`correlator.attribution.attribute`); a :meth:`cut`
-starts a new segment so addresses that change owner inside an interval resolve on each
-side of the change.
+decided later, by the Rust core's join (:mod:`correlator.attribution.attribute`); a
+:meth:`cut` starts a new segment so addresses that change owner inside an interval
+resolve on each side of the change.
+
+A segment's sums are packed tables (:class:`FlowTable`), as the Rust core
+(:mod:`correlator._wire`) hands them over and the join reads them: one row per key, not
+one object. This module's :class:`Accumulator`, which sums decoded records, packs its
+sums the same way when it hands them over.
 """
 
 from __future__ import annotations
 
+import struct
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
+from correlator import _wire
 from correlator.sflow.records import CounterSample, Datagram, DiscardSample, FlowSample
 
 IN, OUT = "in", "out"
@@ -28,23 +35,69 @@ FlowKey = tuple[bytes, int, str, bytes, bytes, str]
 """(agent, data source ifIndex, direction, source IP, destination IP, traffic class)."""
 
 
-@dataclass(slots=True)
-class Segment:
-    """Sums from ``start`` on: agent -> (ifIndex, direction, source IP, destination IP,
-    traffic class, sampling rate) -> [samples, sum of frame lengths, sum of their squares]."""
+_ROW = struct.Struct(_wire.ROW_FORMAT)
+_TRAFFIC = tuple(_wire.TRAFFIC)
+_DIRECTIONS = tuple(_wire.DIRECTIONS)
+_TRAFFIC_INDEX = {name: i for i, name in enumerate(_TRAFFIC)}
+_DIRECTION_INDEX = {name: i for i, name in enumerate(_DIRECTIONS)}
 
-    start: float
-    by_agent: dict[bytes, dict[tuple[int, str, bytes, bytes, str, int], list[int]]] = field(
-        default_factory=dict)
+Sums = dict[bytes, dict[tuple[int, str, bytes, bytes, str, int], list[int]]]
+"""agent -> (ifIndex, direction, source IP, destination IP, traffic class, sampling rate)
+-> [samples, sum of frame lengths, sum of their squares]."""
+
+
+class FlowTable(NamedTuple):
+    """Sums of flow samples, packed: ``agents`` and ``addresses`` (index 0 is ``b""``)
+    and rows of :data:`correlator._wire.ROW_FORMAT` that name them by index."""
+
+    agents: list[bytes]
+    addresses: list[bytes]
+    rows: bytes
 
     def flows(self) -> Iterator[tuple[FlowKey, tuple[int, int, int, int]]]:
         """Flow key -> (samples, estimated bytes, estimated packets, variance of the
         estimated bytes); a key comes once per sampling rate it was sampled at."""
-        for agent, table in self.by_agent.items():
-            for (source, direction, src, dst, traffic, rate), (count, length, squares) \
-                    in table.items():
-                yield (agent, source, direction, src, dst, traffic), (
-                    count, length * rate, count * rate, squares * rate * rate)
+        agents, addresses = self.agents, self.addresses
+        for (agent, ifindex, rate, src, dst, direction, traffic, count, length, low,
+             high) in _ROW.iter_unpack(self.rows):
+            squares = high << 64 | low
+            yield (agents[agent], ifindex, _DIRECTIONS[direction], addresses[src],
+                   addresses[dst], _TRAFFIC[traffic]), (
+                count, length * rate, count * rate, squares * rate * rate)
+
+
+def pack(by_agent: Sums) -> FlowTable:
+    """The table of sums kept as dicts (this module's :class:`Accumulator`).
+
+    >>> table = pack({b"\\xc0\\x00\\x02\\x01": {(5, "in", b"\\x0a\\x00\\x00\\x01", b"",
+    ...                                         "roce-write", 100): [2, 3000, 4500000]}})
+    >>> next(table.flows())[1]
+    (2, 300000, 200, 45000000000)
+    """
+    agents, addresses = [b"", *by_agent], {b"": 0}
+    rows = bytearray()
+    for number, table in enumerate(by_agent.values(), 1):
+        for (ifindex, direction, src, dst, traffic, rate), (count, length, squares) \
+                in table.items():
+            src_index = addresses.setdefault(src, len(addresses))
+            dst_index = addresses.setdefault(dst, len(addresses))
+            rows += _ROW.pack(number, ifindex, rate, src_index, dst_index,
+                              _DIRECTION_INDEX[direction], _TRAFFIC_INDEX[traffic], count,
+                              length, squares & (1 << 64) - 1, squares >> 64)
+    return FlowTable(agents, list(addresses), bytes(rows))
+
+
+@dataclass(slots=True)
+class Segment:
+    """Sums from ``start`` on, in one or more tables (one per receiver that took part)."""
+
+    start: float
+    tables: list[FlowTable] = field(default_factory=list)
+
+    def flows(self) -> Iterator[tuple[FlowKey, tuple[int, int, int, int]]]:
+        """Every table's :meth:`FlowTable.flows` (a key may come once per table)."""
+        for table in self.tables:
+            yield from table.flows()
 
 
 class CounterArrival(NamedTuple):
@@ -96,6 +149,7 @@ class Accumulator:
     """Sums samples into the current interval; :meth:`take` hands it over."""
 
     __slots__ = ("_counters", "_discards", "_flows", "_segments", "_start")
+    _flows: Sums
 
     def __init__(self, start: float) -> None:
         self._reset(start)
@@ -103,7 +157,7 @@ class Accumulator:
     def _reset(self, start: float) -> None:
         self._start = start
         self._segments = [Segment(start)]
-        self._flows = self._segments[0].by_agent
+        self._flows = {}
         self._counters: list[CounterArrival] = []
         self._discards: dict[tuple[bytes, int, int, bytes, bytes], int] = {}
 
@@ -147,34 +201,31 @@ class Accumulator:
     def cut(self, at: float) -> None:
         """Start a new segment at ``at``: an address changed owner."""
         if self._flows:
+            self._segments[-1].tables.append(pack(self._flows))
             self._segments.append(Segment(at))
-            self._flows = self._segments[-1].by_agent
+            self._flows = {}
         else:
             self._segments[-1].start = at
 
     def take(self, end: float) -> Interval:
         """The interval up to ``end``; a new one starts there."""
+        if self._flows:
+            self._segments[-1].tables.append(pack(self._flows))
         interval = Interval(self._start, end, self._segments, self._counters, self._discards)
         self._reset(end)
         return interval
 
 
 def merge(intervals: list[Interval]) -> Interval:
-    """One interval from those of several receivers over the same span: segments that
-    start at the same moment are summed."""
+    """One interval from those of several receivers over the same span: the tables of
+    segments that start at the same moment make one segment."""
     segments: dict[float, Segment] = {}
     counters: list[CounterArrival] = []
     discards: dict[tuple[bytes, int, int, bytes, bytes], int] = {}
     for interval in intervals:
         for segment in interval.segments:
-            merged = segments.setdefault(segment.start, Segment(segment.start)).by_agent
-            for agent, table in segment.by_agent.items():
-                mine = merged.setdefault(agent, {})
-                for key, (count, length, squares) in table.items():
-                    sums = mine.setdefault(key, [0, 0, 0])
-                    sums[0] += count
-                    sums[1] += length
-                    sums[2] += squares
+            segments.setdefault(segment.start, Segment(segment.start)).tables.extend(
+                segment.tables)
         counters += interval.counters
         for key2, count in interval.discards.items():
             discards[key2] = discards.get(key2, 0) + count

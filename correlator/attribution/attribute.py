@@ -1,15 +1,20 @@
 """One interval's samples, resolved: each link direction's traffic by tenant, job and pod.
 
 Samples name a port by (sFlow agent, ifIndex); their addresses name pod interfaces
-through the IP index at the segment's start time. Traffic is attributed to its *sender*
-(the source address); the (source job, destination job) pairs keep the other end. An
-address no pod interface owned goes to ``unattributed``. CNPs are also counted by the
-job they throttle (the CNP's destination): those are the senders that congestion on the
-reverse direction slows down.
+through the IP index at the segment's start time. That join runs in the Rust core over
+the interval's packed flow tables (:mod:`correlator.attribution.join`): Python gets one
+table per link direction of sums by sender tenant, job and pod, by (sender job, receiver
+job) and by throttled job, with exact integer sums, and apportions them here. Traffic is
+attributed to its *sender* (the source address); the (source job, destination job) pairs
+keep the other end. An address no pod interface owned goes to ``unattributed``. CNPs are
+also counted by the job they throttle (the CNP's destination): those are the senders
+that congestion on the reverse direction slows down.
 
 A port with counters but no samples still gets its :class:`LinkTraffic`, which says
 ``no samples``; samples of a port the topology does not know are counted in
-:attr:`Attribution.unknown_ports`.
+:attr:`Attribution.unknown_ports`. Pods and job pairs (and the jobs CNPs throttle) are
+listed per link direction up to ``top_pods``, the rest summed as ``other``: a link
+carrying thousands of pairs gives a bounded answer.
 
 Counter bytes are checked against the samples (:func:`counter_check`): where they lie
 outside the sampled estimate's 95 % bound, the counters are not trusted for that
@@ -20,19 +25,36 @@ interval: a group's bytes are the sampled estimate, within the hull of the estim
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from typing import Any
 
+from correlator import _wire
 from correlator.attribution.accumulate import IN, Interval
-from correlator.attribution.estimate import FEW_SAMPLES, Z95, Share, Sums, shares
+from correlator.attribution.estimate import (
+    FEW_SAMPLES,
+    NONE,
+    OTHER,
+    Z95,
+    Ranked,
+    Share,
+    apportion,
+    rank,
+)
+from correlator.attribution.join import (
+    NO_JOB,
+    NO_TENANT,
+    UNATTRIBUTED,
+    FabricJoin,
+    fabric_join,
+)
 from correlator.collect.rates import Rates
 from correlator.sflow.records import address_text
-from topology.footprint import Owner, owners
 from topology.graph import FabricGraph
 
-UNATTRIBUTED = "unattributed"
-NO_JOB, NO_TENANT = "no-job", "no-tenant"  # a known pod that belongs to none
-_NOBODY = Owner(UNATTRIBUTED, UNATTRIBUTED, UNATTRIBUTED)
+__all__ = ["CHECKED", "NO_JOB", "NO_TENANT", "OUTSIDE", "UNATTRIBUTED", "Attribution",
+           "LinkTraffic", "attribute", "counter_check"]
+
 CNP = "roce-cnp"
 CHECKED, OUTSIDE = "ok", "outside"  # LinkTraffic.counter_check, "" when not checked
 MIN_CHECK_SAMPLES = FEW_SAMPLES
@@ -49,7 +71,7 @@ class LinkTraffic:
     contradict the samples and shares give the sampled estimate (``exact`` False) within
     the hull of its interval and the counters'.
     ``counter_check`` is ``ok`` when the counters were checked and agree, empty when not
-    checked. ``pods`` is cut to the top K plus ``other``.
+    checked. ``pods``, ``pairs`` and ``throttled`` are cut to the top K plus ``other``.
     """
 
     port: str
@@ -94,17 +116,18 @@ class Attribution:
 
 @dataclass(slots=True)
 class _Groups:
-    """Sums of one link direction: group name -> [samples, estimated bytes, packets,
-    variance of the estimated bytes]."""
+    """Sums of one link direction: its tenants, jobs, pods, (sender job, receiver job)
+    pairs and throttled jobs ranked (the last three cut to the top K), each group's sums
+    (samples, estimated bytes, packets, variance of the estimated bytes)."""
 
     samples: int = 0
     estimated: float = 0.0
     variance: float = 0.0
-    tenants: dict[str, list[float]] = field(default_factory=dict)
-    jobs: dict[str, list[float]] = field(default_factory=dict)
-    pods: dict[str, list[float]] = field(default_factory=dict)
-    pairs: dict[str, list[float]] = field(default_factory=dict)
-    throttled: dict[str, list[float]] = field(default_factory=dict)
+    tenants: Ranked = NONE
+    jobs: Ranked = NONE
+    pods: Ranked = NONE
+    pairs: Ranked = NONE
+    throttled: Ranked = NONE
     traffic: dict[str, int] = field(default_factory=dict)
 
 
@@ -112,99 +135,74 @@ def attribute(fabric: FabricGraph, interval: Interval, rates: Mapping[str, Rates
               top_pods: int = 10) -> Attribution:
     """Resolve and apportion ``interval``; ``rates`` by port ID give the exact bytes."""
     rates = rates or {}
-    indexes, table = fabric.indexes, owners(fabric)
-    ip_owners: dict[tuple[bytes, float], Owner] = {}
-
-    def owner_of(address: bytes, at: float) -> Owner:
-        found = ip_owners.get((address, at))
-        if found is None:
-            hit = indexes.ips.owner(address, at) if address else None
-            found = table.get(hit.interface, _NOBODY) if hit is not None else _NOBODY
-            if not found.job or not found.tenant:
-                found = Owner(found.pod, found.job or NO_JOB, found.tenant or NO_TENANT)
-            ip_owners[(address, at)] = found
-        return found
-
-    ports: dict[tuple[bytes, int], str | None] = {}
-    groups: dict[tuple[str, str], _Groups] = {}
-    unknown: dict[str, int] = {}
-    unattributed = 0
-    for segment in interval.segments:
-        at = segment.start
-        for (agent, ifindex, direction, src, dst, traffic), sums in segment.flows():
-            port = ports.get((agent, ifindex), "")
-            if port == "":
-                port = ports[(agent, ifindex)] = indexes.port_for_sample(agent, ifindex)
-            if port is None:
-                where = f"{address_text(agent)}:{ifindex}"
-                unknown[where] = unknown.get(where, 0) + sums[0]
-                continue
-            sender, receiver = owner_of(src, at), owner_of(dst, at)
-            if sender is _NOBODY:
-                unattributed += sums[0]
-            group = groups.get((port, direction))
-            if group is None:
-                group = groups[(port, direction)] = _Groups()
-            _add(group, sums, sender, receiver, traffic)
-    links = [_link(fabric, port, direction, group, interval, rates.get(port), top_pods)
+    join = fabric_join(fabric)
+    found, unknown_rows, unattributed = join.core.attribute(
+        [(segment.start, *table) for segment in interval.segments for table in segment.tables],
+        top_pods)
+    groups = {(join.ports[port], _DIRECTIONS[direction]): _groups(join, *sums)
+              for port, direction, *sums in found}
+    unknown = {f"{address_text(agent)}:{ifindex}": samples
+               for agent, ifindex, samples in sorted(unknown_rows)}
+    links = [_link(fabric, port, direction, group, interval, rates.get(port))
              for (port, direction), group in groups.items()]
     for port, port_rates in rates.items():
         for direction in ("in", "out"):
             if (port, direction) not in groups and port in fabric.graph:
-                links.append(_link(fabric, port, direction, _Groups(), interval, port_rates,
-                                   top_pods))
+                links.append(_link(fabric, port, direction, _Groups(), interval, port_rates))
     links.sort(key=lambda link: (link.port, link.direction))
     return Attribution(interval.start, interval.seconds, tuple(links), unknown, unattributed)
 
 
-def _add(group: _Groups, sums: tuple[int, int, int, int], sender: Owner, receiver: Owner,
-         traffic: str) -> None:
-    samples = sums[0]
-    group.samples += samples
-    group.estimated += sums[1]
-    group.variance += sums[3]
-    for table, name in ((group.tenants, sender.tenant), (group.jobs, sender.job),
-                        (group.pods, sender.pod),
-                        (group.pairs, f"{sender.job} -> {receiver.job}")):
-        _sum(table, name, sums)
-    if traffic == CNP:
-        _sum(group.throttled, receiver.job, sums)
-    group.traffic[traffic] = group.traffic.get(traffic, 0) + samples
+_DIRECTIONS = tuple(_wire.DIRECTIONS)
+_TRAFFIC = tuple(_wire.TRAFFIC)
+_Row = tuple[int, int, int, int, int]  # id, samples, estimated bytes, packets, variance
+_Cut = tuple[list[tuple[object, int, int, int, int]], _Row | None, _Row]  # top, other, all
 
 
-def _sum(table: dict[str, list[float]], name: str, sums: tuple[int, int, int, int]) -> None:
-    found = table.get(name)
-    if found is None:
-        table[name] = list(sums)
-    else:
-        found[0] += sums[0]
-        found[1] += sums[1]
-        found[2] += sums[2]
-        found[3] += sums[3]
+def _groups(join: FabricJoin, total: _Row, tenants: list[_Row], jobs: list[_Row],
+            pods: _Cut, pairs: _Cut, throttled: _Cut, traffic: list[tuple[int, int]]
+            ) -> _Groups:
+    """One link direction's sums from the core, by name."""
+    job = join.jobs
+    return _Groups(
+        total[1], float(total[2]), float(total[4]),
+        rank({join.tenants[i]: (n, b, p, v) for i, n, b, p, v in tenants}),
+        rank({job[i]: (n, b, p, v) for i, n, b, p, v in jobs}),
+        _ranked(pods, join.pods.__getitem__),
+        _ranked(pairs, lambda pair: f"{job[pair[0]]} -> {job[pair[1]]}"),  # type: ignore[index]
+        _ranked(throttled, job.__getitem__),
+        {_TRAFFIC[i]: n for i, n in traffic})
+
+
+def _ranked(cut: _Cut, name: Callable[[Any], str]) -> Ranked:
+    """A table the core ranked and cut, by name."""
+    top, other, total = cut
+    groups = [(name(key), (n, b, p, v)) for key, n, b, p, v in top]
+    if other is not None:
+        groups.append((OTHER, other[1:]))
+    return Ranked(groups, total[1:])  # type: ignore[arg-type]
 
 
 def _link(fabric: FabricGraph, port: str, direction: str, group: _Groups, interval: Interval,
-          rates: Rates | None, top_pods: int) -> LinkTraffic:
+          rates: Rates | None) -> LinkTraffic:
     counter_bytes, utilization = _exact(rates, direction, interval.seconds)
     check = counter_check(counter_bytes, group.samples, group.estimated, group.variance)
     known = _known(rates, direction, interval.seconds)
 
-    def ranked(table: dict[str, list[float]], top: int | None = None,
-               exact: float | None = counter_bytes) -> tuple[Share, ...]:
-        sums: dict[str, Sums] = {k: (int(v[0]), v[1], v[2], v[3]) for k, v in table.items()}
-        if not sums:
+    def ranked(table: Ranked, exact: float | None = counter_bytes) -> tuple[Share, ...]:
+        if not table.groups:
             return ()
-        found = shares(sums, exact, top)
+        found = apportion(table, exact)
         if exact is None:
             return found
         counted = _within(found, known)
-        return _disputed(shares(sums, None, top), counted) if check == OUTSIDE else counted
+        return _disputed(apportion(table), counted) if check == OUTSIDE else counted
 
     throttled = ranked(group.throttled, exact=None)  # shares among the CNPs only
     return LinkTraffic(port, direction, fabric.peer(port) or "", interval.start,
                        interval.seconds, group.samples, group.estimated, counter_bytes,
                        utilization, ranked(group.tenants), ranked(group.jobs),
-                       ranked(group.pods, top_pods), ranked(group.pairs),
+                       ranked(group.pods), ranked(group.pairs),
                        dict(sorted(group.traffic.items())), throttled, check)
 
 

@@ -32,6 +32,7 @@ same for equal frames (the sum of ``c`` squares is at least the square of their 
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Mapping
 from typing import NamedTuple
@@ -100,15 +101,23 @@ def share_of(name: str, sums: Sums, n: int, total_bytes: float, total_variance: 
     >>> round(big.share, 3), round(big.share_low, 3), round(big.share_high, 3)
     (0.476, 0.0, 1.0)
     """
-    c, estimated, packets, variance = sums
+    return Share(name, *_share(*sums, n, total_bytes, total_variance, exact_bytes))
+
+
+@functools.lru_cache(maxsize=1 << 16, typed=True)
+def _share(c: int, estimated: float, packets: float, variance: float, n: int,
+           total_bytes: float, total_variance: float, exact_bytes: float | None
+           ) -> tuple[int, float, float, float, float, float, float, float, bool]:
+    """:func:`share_of`'s numbers, computed once for the same sums: groups of a link
+    direction often have them (a pair seen once, in frames of one size)."""
     share = estimated / total_bytes if total_bytes > 0 else 0.0
     share_low, share_high = _interval(c, n, share, variance, total_bytes, total_variance)
     if exact_bytes is not None:
-        return Share(name, c, share, share_low, share_high, share * exact_bytes,
-                     share_low * exact_bytes, share_high * exact_bytes, packets, True)
+        return (c, share, share_low, share_high, share * exact_bytes,
+                share_low * exact_bytes, share_high * exact_bytes, packets, True)
     margin = Z95 * math.sqrt(variance) if c else estimated
-    return Share(name, c, share, share_low, share_high, estimated,
-                 max(0.0, estimated - margin), estimated + margin, packets, False)
+    return (c, share, share_low, share_high, estimated, max(0.0, estimated - margin),
+            estimated + margin, packets, False)
 
 
 def _interval(c: int, n: int, share: float, variance: float, total_bytes: float,
@@ -129,6 +138,43 @@ def _interval(c: int, n: int, share: float, variance: float, total_bytes: float,
     return max(0.0, min(low, share - half)), min(1.0, high)
 
 
+class Ranked(NamedTuple):
+    """Groups ranked largest first and cut (the last may be ``other``), and the sums of
+    every group before the cut."""
+
+    groups: list[tuple[str, Sums]]
+    total: Sums
+
+
+NONE = Ranked([], (0, 0.0, 0.0, 0.0))
+
+
+def rank(groups: Mapping[str, Sums], top: int | None = None) -> Ranked:
+    """``groups`` largest first (by estimated bytes, then name); beyond ``top`` groups the
+    rest is one ``other``.
+
+    >>> rank({"a": (6, 600, 6, 60), "b": (3, 300, 3, 30), "c": (1, 100, 1, 10)}, top=1)
+    Ranked(groups=[('a', (6, 600, 6, 60)), ('other', (4, 400, 4, 40))], total=(10, 1000, 10, 100))
+    """
+    if len(groups) == 1:  # most link directions carry one tenant, job, pod: no sorting
+        ((name, sums),) = groups.items()
+        return Ranked([(name, sums)], sums)
+    total = tuple(sum(s[i] for s in groups.values()) for i in range(4))
+    ranked = sorted(groups.items(), key=lambda item: (-item[1][1], item[0]))
+    if top is not None and len(ranked) > top:
+        rest = ranked[top:]
+        merged = tuple(sum(s[i] for _, s in rest) for i in range(4))
+        ranked = [*ranked[:top], (OTHER, merged)]  # type: ignore[list-item]
+    return Ranked(ranked, total)  # type: ignore[arg-type]
+
+
+def apportion(ranked: Ranked, exact_bytes: float | None = None) -> tuple[Share, ...]:
+    """The share of each of ``ranked``'s groups, in its order."""
+    n, total, _, variance = ranked.total
+    return tuple(share_of(name, sums, n, total, variance, exact_bytes)
+                 for name, sums in ranked.groups)
+
+
 def shares(groups: Mapping[str, Sums], exact_bytes: float | None = None,
            top: int | None = None) -> tuple[Share, ...]:
     """Every group's share, largest first; beyond ``top`` groups the rest is one ``other``.
@@ -138,16 +184,4 @@ def shares(groups: Mapping[str, Sums], exact_bytes: float | None = None,
     ...     top=1)]
     [('a', 6, 0.6), ('other', 4, 0.4)]
     """
-    if len(groups) == 1:  # most link directions carry one tenant, job, pod: no sorting
-        ((name, sums),) = groups.items()
-        return (share_of(name, sums, sums[0], sums[1], sums[3], exact_bytes),)
-    n = sum(s[0] for s in groups.values())
-    total = sum(s[1] for s in groups.values())
-    variance = sum(s[3] for s in groups.values())
-    ranked = sorted(groups.items(), key=lambda item: (-item[1][1], item[0]))
-    if top is not None and len(ranked) > top:
-        rest = ranked[top:]
-        merged = tuple(sum(s[i] for _, s in rest) for i in range(4))
-        ranked = [*ranked[:top], (OTHER, merged)]
-    return tuple(share_of(name, sums, n, total, variance, exact_bytes)
-                 for name, sums in ranked)
+    return apportion(rank(groups, top), exact_bytes)

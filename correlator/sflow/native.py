@@ -3,15 +3,14 @@ records of :mod:`~correlator.sflow.records`, intervals of
 :mod:`~correlator.attribution.accumulate`.
 
 Per-sample objects are only made by :func:`decode` (tests, tools); an interval's flow
-table arrives as packed rows and becomes one dict entry per key, not per sample.
+tables stay packed rows (:class:`~correlator.attribution.accumulate.FlowTable`), read by
+the join in the Rust core.
 """
 
 from __future__ import annotations
 
-import struct
-
 from correlator import _wire
-from correlator.attribution.accumulate import CounterArrival, Interval, Segment
+from correlator.attribution.accumulate import CounterArrival, FlowTable, Interval, Segment
 from correlator.sflow.records import (
     CounterSample,
     Datagram,
@@ -23,10 +22,6 @@ from correlator.sflow.records import (
 )
 
 __all__ = ["decode", "interval", "to_datagram"]
-
-_ROW = struct.Struct(_wire.ROW_FORMAT)
-_TRAFFIC = tuple(_wire.TRAFFIC)
-_DIRECTIONS = tuple(_wire.DIRECTIONS)
 
 
 def _packet(fields: _wire.PacketTuple | None) -> Packet | None:
@@ -63,16 +58,8 @@ def interval(raw: _wire.IntervalTuple) -> tuple[Interval, dict[str, int]]:
     """The :class:`~correlator.attribution.accumulate.Interval` of an accumulator's
     :meth:`~correlator._wire.Accumulator.take`, and its overflow counts."""
     start, end, raw_segments, raw_counters, raw_discards, overflow = raw
-    segments = []
-    for at, agents, addresses, rows in raw_segments:
-        by_agent: dict[bytes, dict[tuple[int, str, bytes, bytes, str, int], list[int]]] = {
-            agent: {} for agent in agents[1:]}
-        for (agent, ifindex, rate, src, dst, direction, traffic, count, length, low,
-             high) in _ROW.iter_unpack(rows):
-            by_agent[agents[agent]][(ifindex, _DIRECTIONS[direction], addresses[src],
-                                     addresses[dst], _TRAFFIC[traffic], rate)] = [
-                count, length, high << 64 | low]
-        segments.append(Segment(at, by_agent))
+    segments = [Segment(at, [FlowTable(agents, addresses, rows)] if len(agents) > 1 else [])
+                for at, agents, addresses, rows in raw_segments]
     counters = [CounterArrival(agent, sub_agent, at, uptime_ms, _counters(fields))
                 for agent, sub_agent, at, uptime_ms, fields in raw_counters]
     discards = {(agent, port, reason, src, dst): n

@@ -27,6 +27,7 @@ _LINKS = frozenset({EN10MB, RAW, LINUX_SLL, LINUX_SLL2})
 _IPV4, _IPV6, _VLAN_TAGS = 0x0800, 0x86DD, frozenset({0x8100, 0x88A8, 0x9100})
 _IPV6_EXTENSIONS = frozenset({0, 43, 60})  # hop-by-hop, routing, destination options
 _UDP, _IPV6_FRAGMENT = 17, 44
+_BLOCK = 1 << 22
 
 Datagram = tuple[float, str, int, int, bytes]
 """(timestamp, source IP text, source port, destination port, UDP payload)."""
@@ -76,17 +77,20 @@ def _pcap(path: str | Path, stream: BinaryIO, magic: int, skipped: Counter[str]
     link = struct.unpack(order + "I", head[16:20])[0] & 0xFFFF
     if link not in _LINKS:
         raise ValueError(f"{path}: unsupported link type {link}")
-    record = struct.Struct(order + "IIII")
-    while header := stream.read(16):
-        if len(header) < 16:
-            skipped["cut_short"] += 1
-            return
-        seconds, fraction, captured, _ = record.unpack(header)
-        data = stream.read(captured)
-        if len(data) < captured:  # the capture ends mid-packet
-            skipped["cut_short"] += 1
-            return
+    record = struct.Struct(order + "IIII").unpack_from
+    block, at = b"", 0  # read in large blocks: one read per packet costs more
+    while True:
+        if len(block) - at < 16 or len(block) - at < 16 + record(block, at)[2]:
+            more = stream.read(_BLOCK)
+            if not more:
+                break
+            block, at = block[at:] + more, 0
+            continue
+        seconds, fraction, captured, _ = record(block, at)
+        data, at = block[at + 16:at + 16 + captured], at + 16 + captured
         yield seconds + fraction / ticks, link, data
+    if len(block) > at:  # the capture ends inside a record
+        skipped["cut_short"] += 1
 
 
 class _Interface:

@@ -198,6 +198,10 @@ class Worker:
         UDP ``source``."""
         self._core.handle(data, at, source)
 
+    def handle_many(self, datagrams: list[tuple[float, bytes]]) -> None:
+        """:meth:`handle` each ``(at, data)`` of a capture (no UDP source), in one call."""
+        self._core.handle_many(datagrams)
+
     def cut(self, at: float) -> None:
         """Start a new segment at ``at``: an address changed owner."""
         self._core.cut(at)

@@ -16,6 +16,7 @@
 
 pub mod accumulate;
 pub mod admission;
+pub mod attribute;
 pub mod collector;
 pub mod counters_sample;
 pub mod datagram;

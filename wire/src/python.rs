@@ -11,6 +11,7 @@ use std::net::IpAddr;
 
 use crate::accumulate::{self, guarded, Interval, Limits};
 use crate::admission::{Admission, Refusal, Relay};
+use crate::attribute::{cut, Claim, Cut, Group, IdMap, Index, Joined, Row, Sums};
 use crate::collector::{Closed, Collector, Totals};
 use crate::counters_sample::CounterSample;
 use crate::datagram::{self, Counts, Datagram, Level, Sample};
@@ -517,8 +518,8 @@ impl PyCollector {
         let collector = self.here()?;
         let mut accepted = 0;
         for item in datagrams.try_iter()? {
-            let (at, data, source): (f64, Bound<'_, PyBytes>, String) = item?.extract()?;
-            accepted += usize::from(collector.handle(data.as_bytes(), at, source.parse().ok()));
+            let (at, data): (f64, Bound<'_, PyBytes>) = item?.extract()?;
+            accepted += usize::from(collector.handle(data.as_bytes(), at, None));
         }
         Ok(accepted)
     }
@@ -587,11 +588,166 @@ impl PyCollector {
     }
 }
 
+/// One row of `ROW_FORMAT`, its direction and traffic indexes checked.
+fn row(raw: &[u8]) -> Option<Row> {
+    let word = |at: usize| u32::from_le_bytes(raw[at..at + 4].try_into().unwrap_or_default());
+    let long = |at: usize| u64::from_le_bytes(raw[at..at + 8].try_into().unwrap_or_default());
+    let direction = [accumulate::Direction::In, accumulate::Direction::Out].get(usize::from(raw[20]))?;
+    let traffic = Traffic::ALL.get(usize::from(raw[21]))?;
+    let squares = u128::from(long(40)) | u128::from(long(48)) << 64;
+    Some(Row {
+        agent: word(0),
+        ifindex: word(4),
+        direction: *direction,
+        src: word(12),
+        dst: word(16),
+        traffic: *traffic,
+        sums: Sums::of_row(long(24), long(32), squares, word(8)),
+    })
+}
+
+fn bad(message: String) -> PyErr {
+    pyo3::exceptions::PyValueError::new_err(message)
+}
+
+fn sums_tuple<'py>(py: Python<'py>, key: Any<'py>, s: &Sums) -> PyResult<Any<'py>> {
+    tuple(py, vec![key, any(py, s.samples)?, any(py, s.bytes)?, any(py, s.packets)?, any(py, s.variance)?])
+}
+
+fn sums_list<'py, K: Copy>(
+    py: Python<'py>,
+    table: &IdMap<K, Sums>,
+    key: impl Fn(K) -> PyResult<Any<'py>>,
+) -> PyResult<Bound<'py, PyList>> {
+    let out = PyList::empty(py);
+    for (k, s) in table {
+        out.append(sums_tuple(py, key(*k)?, s)?)?;
+    }
+    Ok(out)
+}
+
+fn cut_tuple<'py, K: Copy>(
+    py: Python<'py>,
+    found: Cut<K>,
+    key: impl Fn(K) -> PyResult<Any<'py>>,
+) -> PyResult<Any<'py>> {
+    let top = PyList::empty(py);
+    for (k, s) in &found.top {
+        top.append(sums_tuple(py, key(*k)?, s)?)?;
+    }
+    let none = || py.None().into_bound(py);
+    let other = match &found.other {
+        Some(s) => sums_tuple(py, none(), s)?,
+        None => none(),
+    };
+    tuple(py, vec![top.into_any(), other, sums_tuple(py, none(), &found.total)?])
+}
+
+fn group_tuple<'py>(
+    py: Python<'py>,
+    index: &Index,
+    port: u32,
+    direction: u8,
+    g: &Group,
+    top: usize,
+) -> PyResult<Any<'py>> {
+    let id = |k: u32| any(py, k);
+    let (pods, jobs) = (&index.pod_ranks, &index.job_ranks);
+    let job = |k: u32| jobs.get(k as usize).copied().unwrap_or(u32::MAX);
+    let pod = |k: u32| pods.get(k as usize).copied().unwrap_or(u32::MAX);
+    let traffic = PyList::empty(py);
+    for (i, n) in g.traffic.iter().enumerate().filter(|(_, n)| **n > 0) {
+        traffic.append((i, *n))?;
+    }
+    tuple(
+        py,
+        vec![
+            any(py, port)?,
+            any(py, direction)?,
+            sums_tuple(py, py.None().into_bound(py), &g.total)?,
+            sums_list(py, &g.tenants, id)?.into_any(),
+            sums_list(py, &g.jobs, id)?.into_any(),
+            cut_tuple(py, cut(&g.pods, top, pod), id)?,
+            cut_tuple(py, cut(&g.pairs, top, |(a, r)| (job(a), job(r))), |(a, r)| any(py, (a, r)))?,
+            cut_tuple(py, cut(&g.throttled, top, job), id)?,
+            traffic.into_any(),
+        ],
+    )
+}
+
+/// A segment's flow table as `Accumulator.take` hands it over: start, agents, addresses,
+/// rows.
+type SegmentTable<'py> = (f64, Vec<Bound<'py, PyBytes>>, Vec<Bound<'py, PyBytes>>, Bound<'py, PyBytes>);
+
+/// The join of flow tables to a fabric's ports and pod interfaces (see the stub).
+#[pyclass(module = "correlator._wire", name = "Join", frozen)]
+struct PyJoin {
+    index: Index,
+}
+
+#[pymethods]
+impl PyJoin {
+    #[new]
+    fn new(
+        ports: Vec<(Bound<'_, PyBytes>, u32, u32)>,
+        owners: Vec<(u32, u32, u32)>,
+        claims: Vec<(Bound<'_, PyBytes>, f64, Option<f64>, u32)>,
+        pod_ranks: Vec<u32>,
+        job_ranks: Vec<u32>,
+    ) -> PyResult<Self> {
+        let ports = ports
+            .into_iter()
+            .map(|(agent, ifindex, port)| (Addr::from_slice(agent.as_bytes()), ifindex, port));
+        let owners = owners.into_iter().map(|(pod, job, tenant)| [pod, job, tenant]).collect();
+        let claims = claims.into_iter().map(|(address, from, until, owner)| {
+            (
+                Addr::from_slice(address.as_bytes()),
+                Claim { from, until: until.unwrap_or(f64::INFINITY), owner },
+            )
+        });
+        let index = Index::new(ports, owners, claims).and_then(|i| i.ranked(pod_ranks, job_ranks));
+        Ok(PyJoin { index: index.map_err(bad)? })
+    }
+
+    fn attribute<'py>(
+        &self,
+        py: Python<'py>,
+        segments: Vec<SegmentTable<'py>>,
+        top: usize,
+    ) -> PyResult<Any<'py>> {
+        let mut joined = Joined::default();
+        for (at, agents, addresses, rows) in &segments {
+            let agents: Vec<Addr> = agents.iter().map(|a| Addr::from_slice(a.as_bytes())).collect();
+            let addresses: Vec<Addr> = addresses.iter().map(|a| Addr::from_slice(a.as_bytes())).collect();
+            let rows = rows.as_bytes();
+            if rows.len() % ROW_SIZE != 0 {
+                return Err(bad(format!("flow rows of {} bytes: not whole rows of {ROW_SIZE}", rows.len())));
+            }
+            let parsed: Option<Vec<Row>> = rows.chunks_exact(ROW_SIZE).map(row).collect();
+            let parsed =
+                parsed.ok_or_else(|| bad("a flow row names no direction or traffic class".into()))?;
+            guarded(|| joined.add(&self.index, *at, &agents, &addresses, parsed))
+                .map_err(|_| pyo3::exceptions::PyRuntimeError::new_err("the join panicked"))?
+                .map_err(bad)?;
+        }
+        let groups = PyList::empty(py);
+        for ((port, direction), group) in &joined.groups {
+            groups.append(group_tuple(py, &self.index, *port, *direction as u8, group, top)?)?;
+        }
+        let unknown = PyList::empty(py);
+        for ((agent, ifindex), samples) in &joined.unknown {
+            unknown.append((addr(py, agent), *ifindex, *samples))?;
+        }
+        tuple(py, vec![groups.into_any(), unknown.into_any(), any(py, joined.unattributed)?])
+    }
+}
+
 #[pymodule]
 fn _wire(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(decode, m)?)?;
     m.add_class::<PyAccumulator>()?;
     m.add_class::<PyCollector>()?;
+    m.add_class::<PyJoin>()?;
     m.add("ROW_FORMAT", ROW_FORMAT)?;
     m.add("TRAFFIC", Traffic::ALL.map(Traffic::name))?;
     m.add("DIRECTIONS", [accumulate::Direction::In.name(), accumulate::Direction::Out.name()])?;
