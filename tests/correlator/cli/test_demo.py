@@ -75,8 +75,9 @@ def test_the_demo_finds_the_noisy_tenant_two_intervals_after_it_starts_and_passe
 
 
 def _announced(out: str, expected: list[tuple[int, str]]) -> None:
-    """Each scripted event is announced once its moment has come: after every interval
-    line that ends before it, before every one that ends after it."""
+    """Each scripted event is announced once its moment has come: before every interval
+    line that ends after it (the service cannot report a time the emulator has not reached).
+    Interval lines that end before it may come after it: a busy machine reports late."""
     lines = out.splitlines()
     found = [n for n, line in enumerate(lines) if "  EVENT " in line]
     assert [lines[n] for n in found] == [f"  {f'+{at} s':>6}  EVENT {text}"
@@ -85,7 +86,6 @@ def _announced(out: str, expected: list[tuple[int, str]]) -> None:
             if (m := re.match(r"\s+([+-]\d+) s  ", line)) and "EVENT" not in line}
     for n, (at, _) in zip(found, expected, strict=True):
         assert all(end <= at for k, end in ends.items() if k < n), out
-        assert all(end >= at for k, end in ends.items() if k > n), out
 
 
 def test_events_are_named_as_people_know_them():
