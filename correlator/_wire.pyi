@@ -3,11 +3,14 @@ accumulate per interval, with the records, traffic classes and reject reasons of
 :mod:`correlator.sflow.decode`. :mod:`correlator.sflow.native` turns what it returns into
 the records and intervals the rest of fabcorr reads.
 
-Nothing here raises on input: a datagram or sample that cannot be trusted is counted
+Beside it, :func:`series_lines` writes the series of the ``/metrics`` text
+(:mod:`correlator.service.series_text`).
+
+Nothing on the wire path raises on input: a datagram or sample that cannot be trusted is counted
 under its reason (``REJECTS``); a panic inside is counted as ``internal-error``.
 """
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 
 ROW_FORMAT: str
 """struct format of one flow-table row (little-endian): agent index, ifIndex, sampling
@@ -56,6 +59,13 @@ full table (``{"flows", "counters", "discards"}``)."""
 def decode(data: bytes) -> tuple[DatagramTuple | None, Counts]:
     """One datagram and what decoding it counted (None when it is rejected whole).
     Builds objects per sample: for tests and tools, not for the receive path."""
+
+
+def series_lines(prefixes: list[str], values: Sequence[float]) -> bytes:
+    """``prefix value\\n`` per series, UTF-8: each value written as
+    :func:`prometheus_client.utils.floatToGoString` writes it (``+Inf``, ``-Inf``,
+    ``NaN``, Python's shortest ``repr``, positive values of 7 to 16 integer digits as
+    ``d.ddde+XX``). ``ValueError`` when the two lengths differ."""
 
 
 class Accumulator:

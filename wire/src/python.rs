@@ -3,7 +3,7 @@
 //! compact tables per interval, never an object per flow sample.
 
 use pyo3::prelude::*;
-use pyo3::types::{PyBytes, PyDict, PyList, PyTuple};
+use pyo3::types::{PyBytes, PyDict, PyList, PyString, PyTuple};
 use pyo3::IntoPyObjectExt;
 use std::sync::mpsc;
 
@@ -16,6 +16,7 @@ use crate::counters_sample::CounterSample;
 use crate::datagram::{self, Counts, Datagram, Level, Sample};
 use crate::discard_sample::DiscardSample;
 use crate::flow_sample::FlowSample;
+use crate::go_float;
 use crate::loss::Loss;
 use crate::packet::{Addr, Packet, Traffic};
 use crate::receive::{Receiving, Request};
@@ -284,6 +285,31 @@ fn decode<'py>(py: Python<'py>, data: &[u8]) -> PyResult<(Any<'py>, Bound<'py, P
 }
 
 /// Decodes datagrams and sums their samples per interval (see the stub).
+/// `prefix value\n` per series (UTF-8), the value as prometheus-client's
+/// `floatToGoString` writes it: the text of many series in one call.
+#[pyfunction]
+fn series_lines<'py>(
+    py: Python<'py>,
+    prefixes: &Bound<'py, PyList>,
+    values: Vec<f64>,
+) -> PyResult<Bound<'py, PyBytes>> {
+    if prefixes.len() != values.len() {
+        return Err(pyo3::exceptions::PyValueError::new_err(format!(
+            "{} prefixes for {} values",
+            prefixes.len(),
+            values.len()
+        )));
+    }
+    let mut out = String::with_capacity(values.len() * 96);
+    let mut scratch = String::new();
+    for (prefix, value) in prefixes.iter().zip(values) {
+        out.push_str(prefix.cast::<PyString>()?.to_str()?);
+        go_float::push(&mut out, value, &mut scratch);
+        out.push('\n');
+    }
+    Ok(PyBytes::new(py, out.as_bytes()))
+}
+
 #[pyclass(module = "correlator._wire", name = "Accumulator")]
 struct PyAccumulator {
     inner: accumulate::Accumulator,
@@ -590,6 +616,7 @@ impl PyCollector {
 #[pymodule]
 fn _wire(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(decode, m)?)?;
+    m.add_function(wrap_pyfunction!(series_lines, m)?)?;
     m.add_class::<PyAccumulator>()?;
     m.add_class::<PyCollector>()?;
     m.add("ROW_FORMAT", ROW_FORMAT)?;
