@@ -32,13 +32,13 @@ pub fn push(out: &mut String, value: f64, scratch: &mut String) {
         // the shortest round-trip digits as `d.ddde-N`: never fails into a String
         let _ = write!(scratch, "{:e}", value.abs());
         let (mantissa, exponent) = scratch.split_once('e').unwrap_or((scratch, "0"));
-        let mut exponent: i32 = exponent.parse().unwrap_or(0);
-        let mut digits: String = mantissa.chars().filter(|c| *c != '.').collect();
-        if let Some((even, shift)) = even_tie(value.abs(), &digits, exponent) {
-            digits = even;
-            exponent += shift;
-        }
-        let (first, rest) = digits.split_at(1);
+        let exponent: i32 = exponent.parse().unwrap_or(0);
+        let (first, rest) = (&mantissa[..1], mantissa.get(2..).unwrap_or(""));
+        let even = even_tie(value.abs(), first, rest, exponent);
+        let (first, rest, exponent) = match &even {
+            Some((digits, shift)) => (&digits[..1], &digits[1..], exponent + shift),
+            None => (first, rest, exponent),
+        };
         if value < 0.0 {
             out.push('-');
         }
@@ -51,16 +51,17 @@ pub fn push(out: &mut String, value: f64, scratch: &mut String) {
     }
 }
 
-/// Where `digits` × 10^(`exponent` + 1 - their count) is one of two digit strings of
-/// that length equally close to `value` (positive), both reading back as it: the even
-/// one, and how much its exponent grew (a carry), if it is the other.
-fn even_tie(value: f64, digits: &str, exponent: i32) -> Option<(String, i32)> {
-    let last = digits.bytes().last()? - b'0';
-    if last.is_multiple_of(2) {
+/// Where the digits `first rest` × 10^(`exponent` + 1 - their count) are one of two
+/// digit strings of that length equally close to `value` (positive), both reading back
+/// as it: the even one, and how much its exponent grew (a carry), if it is the other.
+fn even_tie(value: f64, first: &str, rest: &str, exponent: i32) -> Option<(String, i32)> {
+    let digits = first.bytes().chain(rest.bytes());
+    if (digits.clone().last()? - b'0').is_multiple_of(2) {
         return None;
     }
-    let count = digits.len() as i32;
-    let whole: u64 = digits.parse().ok()?; // at most 17 digits
+    let count = 1 + rest.len() as i32;
+    // at most 17 digits
+    let whole = digits.fold(0u64, |whole, digit| 10 * whole + u64::from(digit - b'0'));
 
     // value = mantissa × 2^power exactly
     let bits = value.to_bits();
