@@ -65,7 +65,7 @@ class SeriesText:
             kept = self._kept.get((family.name, family.labels))
             if kept is None:
                 kept = self._kept[(family.name, family.labels)] = _Kept(family)
-            out.append(kept.text(family))
+            out += kept.text(family)
         return b"".join(out)
 
 
@@ -80,14 +80,14 @@ class _Kept:
         # label names escaped once, in the order the text sorts them
         self._order = sorted((escape_label_name(key), at) for at, key in enumerate(family.labels))
         self.prefixes: dict[Labels, str] = {}
-        self._last: tuple[list[Row] | None, bytes] = (None, b"")
+        self._last: tuple[list[Row] | None, tuple[bytes, bytes]] = (None, (b"", b""))
 
-    def text(self, family: Family) -> bytes:
+    def text(self, family: Family) -> tuple[bytes, bytes]:
         """The family's text: header and series."""
         if family.rows is self._last[0]:  # a fixed family's very rows of the last render
             return self._last[1]
-        text = self.header + self._rows(family.rows)
-        self._last = (family.rows, text) if family.fixed else (None, b"")
+        text = (self.header, self._rows(family.rows))
+        self._last = (family.rows, text) if family.fixed else (None, (b"", b""))
         return text
 
     def _rows(self, rows: list[Row]) -> bytes:
