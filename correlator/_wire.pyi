@@ -10,7 +10,7 @@ Nothing on the wire path raises on input: a datagram or sample that cannot be tr
 under its reason (``REJECTS``); a panic inside is counted as ``internal-error``.
 """
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Hashable, Iterable
 
 ROW_FORMAT: str
 """struct format of one flow-table row (little-endian): agent index, ifIndex, sampling
@@ -61,11 +61,13 @@ def decode(data: bytes) -> tuple[DatagramTuple | None, Counts]:
     Builds objects per sample: for tests and tools, not for the receive path."""
 
 
-def series_lines(prefixes: list[str], values: Sequence[float]) -> bytes:
-    """``prefix value\\n`` per series, UTF-8: each value written as
+def series_lines(rows: list[tuple[Hashable, float]], prefixes: dict[Hashable, str],
+                 new: Callable[[Hashable], str]) -> bytes:
+    """``prefix value\\n`` per ``(labels, value)`` row, UTF-8: the prefix
+    ``prefixes[labels]``, or ``new(labels)`` for labels not in it; the value as
     :func:`prometheus_client.utils.floatToGoString` writes it (``+Inf``, ``-Inf``,
     ``NaN``, Python's shortest ``repr``, positive values of 7 to 16 integer digits as
-    ``d.ddde+XX``). ``ValueError`` when the two lengths differ."""
+    ``d.ddde+XX``)."""
 
 
 class Accumulator:

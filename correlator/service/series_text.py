@@ -92,9 +92,7 @@ class _Kept:
 
     def _rows(self, rows: list[Row]) -> bytes:
         prefixes = self.prefixes
-        known, new = prefixes.get, self._new
-        lines = series_lines([known(labels) or new(labels) for labels, _ in rows],
-                             [value for _, value in rows])
+        lines = series_lines(rows, prefixes, self._new)
         if len(prefixes) > 2 * len(rows) + 64:
             self.prefixes = {labels: prefixes[labels] for labels, _ in rows}
         return lines

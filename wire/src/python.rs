@@ -285,24 +285,24 @@ fn decode<'py>(py: Python<'py>, data: &[u8]) -> PyResult<(Any<'py>, Bound<'py, P
 }
 
 /// Decodes datagrams and sums their samples per interval (see the stub).
-/// `prefix value\n` per series (UTF-8), the value as prometheus-client's
-/// `floatToGoString` writes it: the text of many series in one call.
+/// `prefix value\n` per `(labels, value)` row (UTF-8): the prefix `prefixes[labels]`,
+/// or `new(labels)` for labels not in it, the value as prometheus-client's
+/// `floatToGoString` writes it. The text of many series in one call.
 #[pyfunction]
 fn series_lines<'py>(
     py: Python<'py>,
-    prefixes: &Bound<'py, PyList>,
-    values: Vec<f64>,
+    rows: &Bound<'py, PyList>,
+    prefixes: &Bound<'py, PyDict>,
+    new: &Bound<'py, PyAny>,
 ) -> PyResult<Bound<'py, PyBytes>> {
-    if prefixes.len() != values.len() {
-        return Err(pyo3::exceptions::PyValueError::new_err(format!(
-            "{} prefixes for {} values",
-            prefixes.len(),
-            values.len()
-        )));
-    }
-    let mut out = String::with_capacity(values.len() * 96);
+    let mut out = String::with_capacity(rows.len() * 96);
     let mut scratch = String::new();
-    for (prefix, value) in prefixes.iter().zip(values) {
+    for row in rows.iter() {
+        let (labels, value): (Any<'py>, f64) = row.extract()?;
+        let prefix = match prefixes.get_item(&labels)? {
+            Some(prefix) => prefix,
+            None => new.call1((labels,))?,
+        };
         out.push_str(prefix.cast::<PyString>()?.to_str()?);
         go_float::push(&mut out, value, &mut scratch);
         out.push('\n');

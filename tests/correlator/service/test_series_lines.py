@@ -84,9 +84,13 @@ def _edges() -> list[float]:
     return values + [-value for value in values]
 
 
+def _unknown(labels: object) -> str:
+    raise AssertionError(f"no prefix asked for {labels!r}")
+
+
 def _mismatches(values: list[float]) -> list[tuple[float, str, str]]:
     theirs = "".join([f"{floatToGoString(value)}\n" for value in values]).encode()
-    ours = series_lines([""] * len(values), values)
+    ours = series_lines([((), value) for value in values], {(): ""}, _unknown)
     if ours == theirs:
         return []
     return [(value, text, floatToGoString(value)) for value, text
@@ -116,10 +120,20 @@ def test_edges_and_specials_are_written_as_floattogostring_writes_them():
 
 
 def test_each_value_follows_its_prefix_on_a_line():
-    text = series_lines(['a{k="ü"} ', "b ", "c "], [1.5e7, -0.0, 12])
-    assert text == 'a{k="ü"} 1.5e+07\nb -0.0\nc 12.0\n'.encode()
+    asked = []
+
+    def new(labels):
+        asked.append(labels)
+        return f"{labels[0]} "
+
+    rows = [(("ü",), 1.5e7), (("b",), -0.0), (("c",), 12), (("ü",), math.inf)]
+    text = series_lines(rows, {("ü",): 'a{k="ü"} '}, new)
+    assert text == 'a{k="ü"} 1.5e+07\nb -0.0\nc 12.0\na{k="ü"} +Inf\n'.encode()
+    assert asked == [("b",), ("c",)]
 
 
-def test_prefixes_and_values_must_pair_up():
-    with pytest.raises(ValueError, match="2 prefixes for 1 values"):
-        series_lines(["a ", "b "], [1.0])
+def test_a_row_is_labels_and_a_number():
+    with pytest.raises(TypeError):
+        series_lines([(("a",), "1.0")], {("a",): "a "}, _unknown)
+    with pytest.raises(AssertionError, match="no prefix asked for"):
+        series_lines([(("a",), 1.0)], {}, _unknown)
