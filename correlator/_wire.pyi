@@ -3,11 +3,14 @@ accumulate per interval, with the records, traffic classes and reject reasons of
 :mod:`correlator.sflow.decode`. :mod:`correlator.sflow.native` turns what it returns into
 the records and intervals the rest of fabcorr reads.
 
-Nothing here raises on input: a datagram or sample that cannot be trusted is counted
+Beside it, :func:`series_lines` writes the series of the ``/metrics`` text
+(:mod:`correlator.service.series_text`).
+
+Nothing on the wire path raises on input: a datagram or sample that cannot be trusted is counted
 under its reason (``REJECTS``); a panic inside is counted as ``internal-error``.
 """
 
-from collections.abc import Iterable
+from collections.abc import Callable, Hashable, Iterable
 
 ROW_FORMAT: str
 """struct format of one flow-table row (little-endian): agent index, ifIndex, sampling
@@ -56,6 +59,15 @@ full table (``{"flows", "counters", "discards"}``)."""
 def decode(data: bytes) -> tuple[DatagramTuple | None, Counts]:
     """One datagram and what decoding it counted (None when it is rejected whole).
     Builds objects per sample: for tests and tools, not for the receive path."""
+
+
+def series_lines(rows: list[tuple[Hashable, float]], prefixes: dict[Hashable, str],
+                 new: Callable[[Hashable], str]) -> bytes:
+    """``prefix value\\n`` per ``(labels, value)`` row, UTF-8: the prefix
+    ``prefixes[labels]``, or ``new(labels)`` for labels not in it; the value as
+    :func:`prometheus_client.utils.floatToGoString` writes it (``+Inf``, ``-Inf``,
+    ``NaN``, Python's shortest ``repr``, positive values of 7 to 16 integer digits as
+    ``d.ddde+XX``)."""
 
 
 class Accumulator:

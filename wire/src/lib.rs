@@ -12,6 +12,9 @@
 //! or a relay), [`loss`] (sequence and drop accounting), bounded tables ([`lru`]), the
 //! [`collector`] that does all of it per interval, and [`receive`], a thread reading
 //! `recvmmsg` batches into a collector without ever waiting for Python.
+//!
+//! Beside the wire path, [`go_float`] writes `/metrics` sample values as
+//! prometheus-client does, many at once.
 #![forbid(unsafe_code)]
 
 pub mod accumulate;
@@ -22,6 +25,7 @@ pub mod counters_sample;
 pub mod datagram;
 pub mod discard_sample;
 pub mod flow_sample;
+pub mod go_float;
 pub mod loss;
 pub mod lru;
 pub mod packet;
