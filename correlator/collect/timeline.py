@@ -14,8 +14,10 @@ the moments the counter is known to have had a value:
   last reading;
 - an old value read again and again was still the agent's value one refresh period
   before its last reading (the period is learnt from the spacing of the changes; until
-  it is, nothing is assumed), so a counter that stood still and then moves is not spread
-  back over its quiet time.
+  it is, nothing is assumed), and a value never seen to move (a port quiet since it was
+  first read) was still the counter's at its last reading (nothing says the agent is
+  behind), so a counter that stood still and then moves is not spread back over its
+  quiet time, and a quiet counter is known up to its last reading.
 
 Between two known moments the counter is interpolated, so the increase over ``[t0, t1)`` is
 the difference of its values at ``t1`` and ``t0``. A value asked for inside the known
@@ -62,8 +64,8 @@ class CounterTimeline:
     >>> for at, value in ((0.5, 0), (1.5, 0), (2.5, 300), (3.5, 300), (4.5, 300),
     ...                   (5.5, 600), (6.5, 600), (7.5, 600), (8.5, 900)):
     ...     t.add(at, value)
-    >>> t.moments()
-    [(0.5, 0), (2.0, 300), (5.0, 600), (8.0, 900)]
+    >>> t.moments()  # 0 never seen to move before: it holds until its last reading
+    [(0.5, 0), (1.5, 0), (2.0, 300), (5.0, 600), (8.0, 900)]
     >>> t.increase(2.0, 5.0), t.increase(0.0, 3.0), t.increase(3.0, 8.0)
     (300.0, None, 500.0)
     >>> t.increase_bounds(3.0, 8.0)  # at 0 to 300 a second between 2 and 5 s
@@ -147,10 +149,12 @@ class CounterTimeline:
         return None if isinstance(verdict, Skip) else verdict
 
     def _hold(self) -> None:
-        """The value last read was still the counter's at its last reading (fresh), or a
-        refresh period before it: a moment there, or the last one moved there when the
-        value already stood still before it (a quiet counter keeps two moments)."""
-        period = 0.0 if self.fresh else self.period
+        """The value last read was still the counter's at its last reading (fresh, or never
+        seen to move), or a refresh period before it: a moment there, or the last one moved
+        there when the value already stood still before it (a quiet counter keeps two
+        moments)."""
+        # a counter never seen to move: nothing says the agent is behind
+        period = 0.0 if self.fresh or self.values[-1] == self.values[0] else self.period
         if period is None or self._held - period <= self.times[-1]:
             return
         at, times, values = self._held - period, self.times, self.values

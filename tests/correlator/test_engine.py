@@ -281,3 +281,38 @@ def test_sflow_counter_samples_are_dated_by_the_agent_and_give_interval_rates():
                      for t, v in ((1007.0, 0), (1011.0, 4000))])
     engine.close(fabric, Accumulator(1008.0).take(1010.0), Totals())
     assert engine.rates[port].per_second == {"in_octets": 1000.0}
+
+
+def _stale_agent(quiet_s: float, busy_s: float, rate: int, until: float
+                 ) -> list[PortCounters]:
+    """leaf01:Ethernet5 read every second at k + 0.5 from an agent that refreshes its
+    counter every 3 s (net-snmp's cache): quiet (1,000) for ``quiet_s``, then ``rate`` B/s
+    for ``busy_s``, then quiet again."""
+    def counter(t: float) -> int:
+        return 1000 + int(rate * min(max(0.0, t - quiet_s), busy_s))
+    return [PortCounters("leaf01", "Ethernet5", k + 0.5, {"in_octets": counter(k - k % 3)})
+            for k in range(int(until))]
+
+
+@pytest.mark.parametrize("quiet_s", [10.0, 90.0])
+def test_summed_over_intervals_the_bytes_of_a_stale_agent_are_its_counters_increase(quiet_s):
+    """1 s intervals closed as the service closes them (once covered, or after the
+    engine's wait), corrected as readings come, the last record per start read: a port
+    quiet before its traffic (shorter, and longer, than a provisional interval is kept)
+    has counter bytes in every interval, and their sum is exactly what it counted."""
+    fabric, port = load_snapshot(SNAPSHOT), port_id("leaf01", "Ethernet5")
+    until = quiet_s + 40.0
+    pending = _stale_agent(quiet_s, 10.0, 100_000, until)
+    engine, logged = Engine(telemetry_interval_s=1.0), {}
+    for start in range(1, int(until) - 10):
+        end = start + 1.0
+        deadline = end + engine.counter_wait_s
+        while pending and (pending[0].at <= end or (not engine.covered(end)
+                                                    and pending[0].at <= deadline)):
+            engine.readings([pending.pop(0)])
+        result = engine.close(fabric, Accumulator(float(start)).take(end), Totals()).attribution
+        for found in [result, *(c for c, _ in engine.corrections())]:
+            logged[found.start] = next((link.counter_bytes for link in found.links
+                                        if (link.port, link.direction) == (port, "in")), None)
+    assert None not in logged.values(), logged
+    assert sum(logged.values()) == 1_000_000
