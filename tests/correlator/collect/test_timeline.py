@@ -111,6 +111,10 @@ def test_a_device_dated_counter_is_taken_at_its_word():
             timeline.add(float(at), 100 * max(0, at - 10))
     assert fresh.increase(10.0, 12.0) == 200.0 and fresh.increase(5.0, 10.0) == 0.0
     assert stale.increase(5.0, 10.0) == 0.0 and stale.increase(10.0, 12.0) == 200.0
+    paused = CounterTimeline(fresh=True)  # 100 a second, still from 5 s to 10 s
+    for at in range(0, 15):
+        paused.add(float(at), 100 * (min(at, 5) + max(0, at - 10)))
+    assert paused.increase(5.0, 10.0) == 0.0 and paused.increase(10.0, 12.0) == 200.0
 
 
 def test_a_narrow_counter_falling_faster_than_line_rate_allows_was_reset():
