@@ -135,6 +135,8 @@ MUTATIONS = (
     Mutation(TIMELINE, "period = 0.0 if self.fresh or self.values[-1] == self.values[0] else",
              "period = 0.0 if self.fresh else",
              "timeline: a value never seen to move held like a stale one"),
+    Mutation(TIMELINE, "value = max(value, self._pinned[pins[i - 1]])", "pass",
+             "timeline: a value given below one given for an earlier instant"),
     Mutation(TIMELINE, "if 1 < i < len(times) - 1:", "if False:",
              "timeline: steady through every gap (no kink)"),
     Mutation(TIMELINE, "            self._restarted = False\n            return after",

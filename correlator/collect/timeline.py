@@ -74,8 +74,8 @@ class CounterTimeline:
     8.0
     """
 
-    __slots__ = ("_changes", "_cumulative", "_held", "_last", "_pinned", "_reads", "_restarted",
-                 "_since", "bits", "fresh", "period", "times", "unknown", "values")
+    __slots__ = ("_changes", "_cumulative", "_held", "_last", "_pin_times", "_pinned", "_reads",
+                 "_restarted", "_since", "bits", "fresh", "period", "times", "unknown", "values")
 
     def __init__(self, bits: int = 64, fresh: bool = False) -> None:
         self.bits, self.fresh = bits, fresh
@@ -90,6 +90,7 @@ class CounterTimeline:
         self._cumulative = 0.0
         self._changes: list[float] = []  # the moments of the latest changes
         self._pinned: dict[float, float] = {}  # instant -> the value given for it
+        self._pin_times: list[float] = []  # the same instants, in order
         self.period: float | None = None
         """The agent's refresh period as learnt so far: the median spacing of the latest
         changes after values read more than once (None before two of them)."""
@@ -172,7 +173,8 @@ class CounterTimeline:
         if len(self.times) > _MOMENTS_KEPT:  # older moments than any interval still asks
             del self.times[:_MOMENTS_KEPT // 2], self.values[:_MOMENTS_KEPT // 2]
             self.unknown = [span for span in self.unknown if span[1] > self.times[0]]
-            self._pinned = {t: v for t, v in self._pinned.items() if t >= self.times[0]}
+            self._pin_times = [t for t in self._pin_times if t >= self.times[0]]
+            self._pinned = {t: self._pinned[t] for t in self._pin_times}
 
     def moments(self) -> list[tuple[float, int]]:
         """The known (moment, unwrapped value) pairs, oldest first."""
@@ -294,7 +296,10 @@ class CounterTimeline:
             self._pin(at, extrapolate=True, past=True)
 
     def _pin(self, at: float, extrapolate: bool, past: bool = False) -> float | None:
-        """The value at ``at`` as first given, once it was known (pinned then).
+        """The value at ``at`` as first given, once it was known (pinned then); never
+        below a value given for an earlier instant nor above one for a later instant (a
+        later moment moves a gap's kink, not what was given), so no span counts less than
+        nothing.
 
         >>> t = CounterTimeline(fresh=True)
         >>> for at, value in ((0.0, 0), (1.0, 100), (2.0, 600)):
@@ -309,8 +314,17 @@ class CounterTimeline:
         if pinned is not None:
             return pinned
         value = self.value_at(at, extrapolate)
-        if value is not None and self.times and (past or at <= self.times[-1]):
-            if len(self._pinned) >= _MOMENTS_KEPT:
-                del self._pinned[next(iter(self._pinned))]
+        if value is None:
+            return None
+        pins = self._pin_times
+        i = bisect.bisect_left(pins, at)
+        if i:
+            value = max(value, self._pinned[pins[i - 1]])
+        if i < len(pins):
+            value = min(value, self._pinned[pins[i]])
+        if self.times and (past or at <= self.times[-1]):
+            pins.insert(i, at)
             self._pinned[at] = value
+            if len(pins) > _MOMENTS_KEPT:
+                del self._pinned[pins.pop(0)]
         return value

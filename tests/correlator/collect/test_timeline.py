@@ -143,3 +143,17 @@ def test_a_wrap_is_judged_over_all_the_time_the_old_value_stood():
     for at, value in ((0.0, 2**32 - 100), (1.0, 2**32 - 100), (2.0, 2**32 - 100), (3.0, 150)):
         timeline.add(at, value, max_rate=100.0)
     assert timeline.moments() == [(0.0, 0), (2.0, 0), (2.5, 250)]
+
+
+def test_spans_asked_as_moments_come_never_count_less_than_nothing():
+    """[0, 1.5) asked when the counter was read at 0, 1 and 2 s (steady between 1 and 2 s:
+    350 at 1.5 s); then a reading at 3 s moves the kink of that gap to 1.56 s, where the
+    counter is 200 at 1.6 s. [1.5, 1.6) counts nothing, not -150 (a caller would make
+    that 0 and count 150 B twice): the spans still add up to the whole increase."""
+    t = CounterTimeline(fresh=True)
+    for at, value in ((0.0, 0), (1.0, 100), (2.0, 600)):
+        t.add(at, value)
+    assert t.increase(0.0, 1.5) == 350.0
+    t.add(3.0, 1600)
+    spans = [t.increase(1.5, 1.6), t.increase(1.6, 3.0)]
+    assert spans == [0.0, 1250.0] and 350.0 + sum(spans) == 1600.0
