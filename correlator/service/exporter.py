@@ -18,18 +18,20 @@ once and kept while the series lasts (:mod:`~correlator.service.series_text`).
 
 from __future__ import annotations
 
+import gc
 import threading
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from functools import lru_cache
 
 from prometheus_client import CollectorRegistry
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
 
-from correlator.attribution.attribute import OUTSIDE, LinkTraffic
+from correlator.attribution.attribute import OUTSIDE
 from correlator.attribution.hotspots import cable_direction
 from correlator.collect.rates import Rates
 from correlator.service.series_text import Family, Labels, Row, SeriesText
-from correlator.service.traffic import fabric_totals, plain
+from correlator.service.traffic import group_totals, plain
 from correlator.view import View
 from inventory.counters import PFC_RX, PFC_TX, QUEUE_DROPPED, QUEUE_ECN
 from topology.footprint import owners, plugs
@@ -157,8 +159,23 @@ class Exposition:
         view = self._view()
         with self._lock:
             if self._rendered[0] is not view:
-                self._rendered = (view, self._text.render(families(view)))
+                with _collection_paused():
+                    self._rendered = (view, self._text.render(families(view)))
             return self._rendered[1]
+
+
+@contextmanager
+def _collection_paused() -> Iterator[None]:
+    """The cyclic garbage collector paused: a render makes a few hundred thousand rows,
+    freed by reference counting when it ends, that would otherwise set off collections
+    of the whole heap (the fabric graph's million objects) on the way."""
+    paused = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if paused:
+            gc.enable()
 
 
 def families(view: View) -> list[Family]:
@@ -187,7 +204,7 @@ def _fill(view: View, f: dict[str, list[Row]]) -> None:
     _info(fabric, f)
     _counters(links, view.rates, f)
     if view.attribution is not None:
-        _attribution(fabric, links, view, f)
+        _attribution(fabric, view, f)
     for hotspot in view.hotspots:
         link = places.get(hotspot.port)
         if link is None:
@@ -263,35 +280,44 @@ def _congestion(counter: str) -> tuple[str, str, str] | None:
     return None
 
 
-def _attribution(fabric: FabricGraph, links: dict[str, tuple[Labels, Labels]], view: View,
-                 f: dict[str, list[Row]]) -> None:
+def _attribution(fabric: FabricGraph, view: View, f: dict[str, list[Row]]) -> None:
     attribution = view.attribution
     assert attribution is not None
     seconds = attribution.seconds or 1.0
-    peers = fabric.cached(_switch_peers)
-    samples, mismatch = f["fabcorr_link_samples"], f["fabcorr_link_bytes_mismatch"]
-    jobs, pods = f["fabcorr_link_job_bytes_per_second"], f["fabcorr_link_pod_bytes_per_second"]
-    shares = _Shares(f)
+    labels_of = fabric.cached(_directions)
+    samples, mismatch = f["fabcorr_link_samples"].append, f["fabcorr_link_bytes_mismatch"].append
+    jobs = f["fabcorr_link_job_bytes_per_second"].append
+    pods = f["fabcorr_link_pod_bytes_per_second"].append
+    tenants = f["fabcorr_link_tenant_bytes_per_second"].append
+    shares = f["fabcorr_link_tenant_share_ratio"].append
+    lows = f["fabcorr_link_tenant_share_lower_ratio"].append
+    highs = f["fabcorr_link_tenant_share_upper_ratio"].append
     for link in attribution.links:
         if not link.samples:
             continue
-        port, direction = cable_direction(peers, link.port, link.direction)
-        both = links.get(port)
-        if both is None:
+        labels = labels_of.get((link.port, link.direction))
+        if labels is None:
             continue
-        labels = both[direction == "out"]
-        samples.append((labels, link.samples))
+        samples((labels, link.samples))
         if link.counter_check:
-            mismatch.append((labels, 1.0 if link.counter_check == OUTSIDE else 0.0))
-        shares.add(link, labels, seconds)
+            mismatch((labels, 1.0 if link.counter_check == OUTSIDE else 0.0))
+        shared = len(link.tenants) > 1  # shares only where several groups share
+        for share in link.tenants:
+            tenant = (*labels, _plain(share.name))
+            tenants((tenant, share.bytes / seconds))
+            if shared:
+                shares((tenant, share.share))
+                lows((tenant, share.share_low))
+                highs((tenant, share.share_high))
         for share in link.jobs:
-            jobs.append(((*labels, *_namespaced(share.name)), share.bytes / seconds))
+            jobs(((*labels, *_namespaced(share.name)), share.bytes / seconds))
         for share in link.pods:
-            pods.append(((*labels, *_namespaced(share.name)), share.bytes / seconds))
-    for (tenant, tier), rate in sorted(fabric_totals(fabric, attribution, "tenants").items()):
+            pods(((*labels, *_namespaced(share.name)), share.bytes / seconds))
+    totals = group_totals(fabric, attribution, ("tenants", "jobs"))
+    for (tenant, tier), rate in sorted(totals["tenants"].items()):
         f["fabcorr_tenant_fabric_bytes_per_second"].append(((plain(tenant), tier), rate))
     tenant_of_job = fabric.cached(_job_tenants)
-    for (job, tier), rate in sorted(fabric_totals(fabric, attribution, "jobs").items()):
+    for (job, tier), rate in sorted(totals["jobs"].items()):
         f["fabcorr_job_fabric_bytes_per_second"].append(
             ((*_namespaced(job), tenant_of_job.get(job, ""), tier), rate))
     f["fabcorr_attribution_unattributed_samples"].append(
@@ -301,26 +327,6 @@ def _attribution(fabric: FabricGraph, links: dict[str, tuple[Labels, Labels]], v
     f["fabcorr_attribution_interval_end_timestamp_seconds"].append(
         ((), attribution.start + attribution.seconds))
     f["fabcorr_attribution_duration_seconds"].append(((), view.attribution_s))
-
-
-class _Shares:
-    """The tenant series of link directions: bytes/s, and shares where several share."""
-
-    def __init__(self, f: dict[str, list[Row]]) -> None:
-        self.bytes = f["fabcorr_link_tenant_bytes_per_second"]
-        self.share = f["fabcorr_link_tenant_share_ratio"]
-        self.low = f["fabcorr_link_tenant_share_lower_ratio"]
-        self.high = f["fabcorr_link_tenant_share_upper_ratio"]
-
-    def add(self, link: LinkTraffic, labels: Labels, seconds: float) -> None:
-        shared = len(link.tenants) > 1
-        for share in link.tenants:
-            tenant = (*labels, _plain(share.name))
-            self.bytes.append((tenant, share.bytes / seconds))
-            if shared:
-                self.share.append((tenant, share.share))
-                self.low.append((tenant, share.share_low))
-                self.high.append((tenant, share.share_high))
 
 
 def _info(fabric: FabricGraph, f: dict[str, list[Row]]) -> None:
@@ -385,6 +391,19 @@ def _links(fabric: FabricGraph) -> dict[str, tuple[Labels, Labels]]:
     same tuples in every view."""
     return {port: ((switch, name, "in"), (switch, name, "out"))
             for port, (switch, name, _, _) in fabric.cached(_places).items()}
+
+
+def _directions(fabric: FabricGraph) -> dict[tuple[str, str], Labels]:
+    """(port ID, direction) -> the labels its traffic is exposed under, for both directions
+    of every switch port: the cable's sender's ``out`` (:func:`cable_direction`)."""
+    links, peers, found = fabric.cached(_links), fabric.cached(_switch_peers), {}
+    for port in links:
+        for direction in ("in", "out"):
+            named, named_direction = cable_direction(peers, port, direction)
+            both = links.get(named)
+            if both is not None:
+                found[(port, direction)] = both[named_direction == "out"]
+    return found
 
 
 def _switch_peers(fabric: FabricGraph) -> dict[str, str]:

@@ -39,15 +39,26 @@ def tiers(fabric: FabricGraph) -> dict[str, str]:
 def fabric_totals(fabric: FabricGraph, attribution: Attribution, group: str
                   ) -> dict[tuple[str, str], float]:
     """(group name as in the shares, tier) -> bytes/s over the tier's sampled directions."""
+    return group_totals(fabric, attribution, (group,))[group]
+
+
+def group_totals(fabric: FabricGraph, attribution: Attribution, groups: tuple[str, ...]
+                 ) -> dict[str, dict[tuple[str, str], float]]:
+    """:func:`fabric_totals` of several groups, in one pass over the link directions (each
+    total summed in the order of the links, its keys in no particular order)."""
     tier_of, seconds = fabric.cached(tiers), attribution.seconds or 1.0
-    totals: dict[tuple[str, str], float] = defaultdict(float)
+    found: dict[str, dict[str, dict[str, float]]] = {group: {} for group in groups}
     for link in attribution.links:
         tier = tier_of.get(link.port)
         if tier is None or not link.samples:
             continue
-        for share in getattr(link, group):
-            totals[(share.name, tier)] += share.bytes / seconds
-    return totals
+        for group in groups:
+            totals = found[group].setdefault(tier, {})
+            for share in getattr(link, group):
+                name = share.name
+                totals[name] = totals.get(name, 0.0) + share.bytes / seconds
+    return {group: {(name, tier): rate for tier, totals in by_tier.items()
+                    for name, rate in totals.items()} for group, by_tier in found.items()}
 
 
 def plain(name: str) -> str:
