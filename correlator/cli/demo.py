@@ -149,7 +149,8 @@ def _demo(args: argparse.Namespace) -> ExitStatus:
              "one line per attributed interval")
         _wait_until(start)
         fabric.run_in_background(("127.0.0.1", sflow_port))
-        _follow(url, fabric, start, began, events(scenario, model.facts))
+        _follow(url, fabric, start, start + scenario.seconds, began,
+                events(scenario, model.facts))
         if fabric.error is not None:
             raise fabric.error
         passed = _finish(out, url, model, truth.records, began)
@@ -241,14 +242,25 @@ def _owner(tenant: str, job: str) -> str:
     return f"tenant {tenant}" + (f", job {job}" if job else "")
 
 
-def _follow(url: str, fabric: Any, start: float, began: float,
+_CATCH_UP_S = 120.0
+
+
+def _follow(url: str, fabric: Any, start: float, end: float, began: float,
             scripted: list[tuple[float, str]]) -> None:
-    """One line per attributed interval until the traffic is over, one per scripted event
-    once its moment has come; new hotspots in full."""
+    """One line per attributed interval until the service has published the one ending
+    at ``end`` (a busy machine publishes after the traffic is over: at most
+    :data:`_CATCH_UP_S` more), one per scripted event once its moment has come; new
+    hotspots in full."""
     seen_interval, seen_hot = None, set()
     first_hot: float | None = None
     scripted = list(scripted)
-    while not fabric.finished.wait(0.5):
+    reported_until, deadline = start, None
+    while reported_until < end - 1e-3:
+        if fabric.finished.wait(0.5):
+            deadline = deadline or time.monotonic() + _CATCH_UP_S
+            if fabric.error is not None or time.monotonic() > deadline:
+                return
+            time.sleep(0.5)
         while scripted and time.time() >= start + scripted[0][0]:
             at, text = scripted.pop(0)
             _say(f"  {offset(at):>6}  EVENT {text}")
@@ -257,6 +269,7 @@ def _follow(url: str, fabric: Any, start: float, began: float,
         if not interval or interval["start"] == seen_interval:
             continue
         seen_interval = interval["start"]
+        reported_until = interval["start"] + interval["seconds"]
         hotspots = [h for h in _get(url, "/api/v1/hotspots") if h["end"] is None]
         down = sorted(n for n, h in status["collectors"].items() if not h["up"])
         _say(f"  {offset(round(interval['start'] + interval['seconds'] - start)):>6}  "
