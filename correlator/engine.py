@@ -226,8 +226,7 @@ class Engine:
             self._provisional[interval.start] = _Provisional(fabric, interval, totals, rates,
                                                              behind)
         waiting = behind.union(*(w.ports for w in self._unjudged.values()))
-        self.tracker.update(result, rates, hold=waiting,
-                            judges=scope.judges if scope is not None else None)
+        self.tracker.update(result, rates, hold=waiting, **_judging(scope))
         if waiting:
             self._unjudged[interval.start] = _Unjudged(result, rates, waiting, not behind,
                                                        scope=scope)
@@ -273,9 +272,8 @@ class Engine:
                 return
             del self._unjudged[start]
             if not waiting.given_up:
-                scope = waiting.scope
                 self.tracker.update(waiting.result, waiting.rates, only=waiting.ports,
-                                    judges=scope.judges if scope is not None else None)
+                                    **_judging(waiting.scope))
 
     def corrections(self) -> list[tuple[Attribution, Totals]]:
         """The kept provisional intervals whose ports are now read past their end,
@@ -370,6 +368,12 @@ def _attributed(rates: dict[str, Rates], scope: Scope | None) -> dict[str, Rates
     if scope is None:
         return rates
     return {port: found for port, found in rates.items() if scope.attributes(port)}
+
+
+def _judging(scope: Scope | None) -> dict[str, Any]:
+    """How a shard's hotspot tracker judges: only its cable directions, knowing its
+    cables' ends (nothing to say alone)."""
+    return {} if scope is None else {"judges": scope.judges, "cables": scope.cables}
 
 
 def _log_mismatches(result: Attribution) -> None:

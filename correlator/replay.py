@@ -15,7 +15,8 @@ would know at the end of the run. Nothing here does I/O.
 A replay as one ``shard`` of several takes what that shard would be given out of the
 whole run: the datagrams of its switches' agents (as an inlet forwards them) and the
 readings of its ports and of their peers (:class:`~correlator.scope.Scope`); the rest is
-left out, not counted.
+left out, not counted. Its intervals are the whole run's (the others' datagrams still
+tell the time), as a live shard's are the wall clock's.
 """
 
 from __future__ import annotations
@@ -75,8 +76,8 @@ def replay(fabric: FabricGraph, datagrams: Iterable[tuple[float, bytes]],
                     config.thresholds, shard=config.shard)
     scope = engine.scope(fabric)
     if scope is not None:
-        datagrams = (item for item in datagrams if agent(item[1]) in scope.agents)
         readings = _read(fabric, scope, readings)
+    agents = scope.agents if scope is not None else None  # None: every datagram is its own
     extra = sorted(readings, key=lambda r: r.at)
     worker: Worker | None = None
     changes: list[float] = []
@@ -115,7 +116,8 @@ def replay(fabric: FabricGraph, datagrams: Iterable[tuple[float, bytes]],
             while changes and changes[0] <= at:
                 worker.cut(changes.pop(0))
             due = min(worker.end, changes[0] if changes else float("inf"))
-        batch.append(item)
+        if agents is None or agent(item[1]) in agents:
+            batch.append(item)
     if worker is not None:
         worker.handle_many(batch)
         publish(worker.close(worker.end))

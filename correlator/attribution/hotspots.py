@@ -166,13 +166,17 @@ class HotspotTracker:
 
     def update(self, attribution: Attribution, rates: Mapping[str, Rates],
                hold: Iterable[str] = (), only: Iterable[str] | None = None,
-               judges: Callable[[str, str], bool] | None = None) -> list[Hotspot]:
+               judges: Callable[[str, str], bool] | None = None,
+               cables: Mapping[str, str] | None = None) -> list[Hotspot]:
         """Judge one interval; returns the hotspots active after it. The directions of
         the ports in ``hold`` (whose rates are only carried on) stay as they were; with
         ``only``, only those ports' directions are judged; with ``judges``, only the
-        directions (as :func:`cable_direction` names them) it says (a shard's)."""
+        directions (as :func:`cable_direction` names them) it says (a shard's), with
+        ``cables`` (switch port -> far end) naming the ends of cables the interval's
+        links do not."""
         links = {(link.port, link.direction): link for link in attribution.links}
-        peers = {link.port: link.peer for link in attribution.links if link.peer}
+        peers = {**(cables or {}),
+                 **{link.port: link.peer for link in attribution.links if link.peer}}
         for port, peer in list(peers.items()):  # a port may only be known from its peer
             if peer.startswith("port:"):
                 peers.setdefault(peer, port)
