@@ -5,7 +5,8 @@ agent's switch, as an inlet splits them) and the counter readings of the whole r
 keeps its ports' and their peers'). The union of their attributions per interval and
 link direction is the single process's, exactly; so are the hotspots (each judged by one
 shard), but for the jobs the CNPs of a cross-shard cable's reverse direction throttle; and
-summed over the shards, the exporter's fabric totals are the single process's.
+summed over the shards, the exporter's fabric totals are the single process's, while every
+other series (link, hotspot and fabric series) comes from exactly one shard.
 """
 
 from __future__ import annotations
@@ -78,16 +79,24 @@ def test_the_union_of_the_shards_attributions_is_the_single_process(runs):
 
 
 def test_hotspots_are_judged_once_and_the_same(runs):
-    _, alone, shards = runs
+    fabric, alone, shards = runs
     found = [to_data(h) for result in shards for h in result.hotspots]
     expected = [to_data(h) for h in alone.hotspots]
     assert len(expected) >= 2
     key = lambda h: (h["port"], h["direction"], h["start"])  # noqa: E731
     assert sorted(map(key, found)) == sorted(map(key, expected))
     by_key = {key(h): h for h in expected}
+    crossing = 0
     for hotspot in found:
         single = by_key[key(hotspot)]
         assert {**hotspot, "throttled": ()} == {**single, "throttled": ()}
+        # the CNPs of the reverse direction are sampled by the sender's switch: on another
+        # shard when the cable crosses shards
+        ends = {owner(fabric.attrs(port)["switch"], SHARDS)
+                for port in (hotspot["port"], hotspot["peer"])}
+        crossing += len(ends) > 1
+        assert hotspot["throttled"] == ([] if len(ends) > 1 else single["throttled"])
+    assert crossing and any(by_key[key(h)]["throttled"] for h in found)
 
 
 def _series(view, name):
@@ -114,7 +123,12 @@ def test_summed_over_shards_the_exported_totals_are_the_single_process(runs):
         assert {k: pytest.approx(v, rel=1e-12) for k, v in summed.items()} == expected
     for name in ("fabcorr_link_tenant_bytes_per_second", "fabcorr_link_bytes_per_second",
                  "fabcorr_link_speed_bytes_per_second", "fabcorr_pod_interface_info",
-                 "fabcorr_job_info", "fabcorr_hotspot_active"):
+                 "fabcorr_job_info", "fabcorr_hotspot_active",
+                 "fabcorr_hotspot_start_timestamp_seconds", "fabcorr_hotspot_noisy_neighbour",
+                 "fabcorr_hotspot_culprit_share_ratio", "fabcorr_hotspot_victim_share_ratio",
+                 "fabcorr_link_samples", "fabcorr_link_job_bytes_per_second",
+                 "fabcorr_link_pod_bytes_per_second", "fabcorr_link_utilization_ratio",
+                 "fabcorr_link_ecn_marked_packets_per_second"):
         per_shard = [_series(view, name) for view in views]
         union = {k: v for series in per_shard for k, v in series.items()}
         assert sum(map(len, per_shard)) == len(union)  # no series from two shards
