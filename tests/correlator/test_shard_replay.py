@@ -11,19 +11,23 @@ other series (link, hotspot and fabric series) comes from exactly one shard.
 
 from __future__ import annotations
 
+import re
+import subprocess
 from collections import Counter
 from pathlib import Path
 
 import pytest
+from prometheus_client import generate_latest
 
 from correlator.data import to_data
 from correlator.replay import ReplayConfig, replay, replay_view
-from correlator.service.exporter import families
+from correlator.service.exporter import Exposition, families
 from correlator.shards import Shard, owner
 from simulator.fabric_run import stream
 from simulator.scenario import load_scenario
 from simulator.traffic import TrafficModel
 from simulator.truth import TruthRecorder
+from tests.correlator.service import prometheus
 from topology.build import build_graph
 
 SCENARIO = Path(__file__).parents[2] / "simulator" / "scenarios" / "demo.yaml"
@@ -133,3 +137,17 @@ def test_summed_over_shards_the_exported_totals_are_the_single_process(runs):
         union = {k: v for series in per_shard for k, v in series.items()}
         assert sum(map(len, per_shard)) == len(union)  # no series from two shards
         assert union == _series(single, name) and union, name
+
+
+def test_a_shards_exposition_is_prometheus_clients_and_promtool_clean(runs):
+    fabric, _, shards = runs
+    view = replay_view(fabric, shards[0], Shard(0, SHARDS))
+    exposition = Exposition(lambda: view)
+    text = exposition.render()
+    assert text == generate_latest(exposition.registry)
+    assert b'fabcorr_ready{shard="0"} 1.0\n' in text
+    assert not re.search(rb"^fabcorr_\w+ ", text, re.MULTILINE)  # no series without it
+    promtool = prometheus.binary(prometheus.PROMTOOL)
+    result = subprocess.run([promtool, "check", "metrics"], input=text, capture_output=True,
+                            timeout=60)
+    assert result.returncode == 0, (result.stdout + result.stderr).decode()
