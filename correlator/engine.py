@@ -36,6 +36,11 @@ judged at once, so a rate carried on never heats nor cools a hotspot; the ports 
 interval that stays provisional are held as they were (neither hot nor cool); what still
 waits when a run ends (:meth:`Engine.finish`) is judged as it stands. The service and a
 replay drive the engine alike, so their hotspots agree.
+
+An engine of one shard of several (:mod:`correlator.scope`) is given its switches'
+datagrams and the readings of their ports and of the far ends of their cables: it
+attributes and publishes its switches' ports only, and judges only the cable directions
+its switches receive, on the signals of both ends.
 """
 
 from __future__ import annotations
