@@ -135,6 +135,11 @@ class Service:
             settle()  # the fabric is long-lived: out of the collector's way
             _log.info("ready: %d graph nodes; metrics and API on %s:%d",
                       fabric.graph.number_of_nodes(), host, http.port)
+            scope = self.engine.scope(fabric)
+            if scope is not None:
+                _log.info("shard %s: %d of %d switches, %d of their cables' far ends read",
+                          config.shard, len(scope.switches), len(fabric.facts.switches),
+                          len(scope.peers))
             tasks = [asyncio.create_task(self._supervise(name, *work, stop), name=name)
                      for name, work in components.items()]
             await stop.wait()

@@ -20,6 +20,7 @@ import dataclasses
 import json
 import math
 import os
+import re
 import socket
 import subprocess
 import sys
@@ -191,6 +192,9 @@ def test_three_shards_answer_as_one_process(processes):
 
     _wait(lambda: all(max(p.logged(), default=0) >= clean[-1] for p in (alone, *shards)),
           120, "the last interval logged everywhere")
+    said = [(p.folder / "service.log").read_text() for p in shards]
+    assert [re.findall(r"shard (\d/3): (\d) of 6 switches, (\d) of", log) for log in said] == [
+        [("0/3", "3", "4")], [("1/3", "2", "4")], [("2/3", "1", "4")]]
     single = alone.logged()
     logs = [shard.logged() for shard in shards]
     for start in clean:
