@@ -166,10 +166,10 @@ class Service:
         config = self.config
         components: dict[str, tuple[Callable[[asyncio.Event], Awaitable[None]],
                                     float | None]] = {}
-        switches = self._read_switches(fabric)
+        switches, ports = self._read_switches(fabric)
         if switches:
             self._collector = Collector(switches, config.telemetry_interval_s,
-                                        self._readings)
+                                        self._readings, ports=ports)
             components["telemetry"] = self._collector.run, None
         components["intervals"] = (lambda stop: self._intervals(stop, start)), None
         components["corrections"] = self._corrections, _CORRECTIONS_EVERY_S
@@ -274,14 +274,19 @@ class Service:
                              (s for s in self._switches if shard.owns(s.name)),
                              self.config.sflow.relays)
 
-    def _read_switches(self, fabric: FabricGraph) -> list[SwitchConfig]:
+    def _read_switches(self, fabric: FabricGraph
+                       ) -> tuple[list[SwitchConfig], dict[str, tuple[str, ...]]]:
         """The switches whose counters are read: all, or a shard's and those holding the
-        far ends of their cables."""
+        far ends of their cables; and of the latter, the ports read (their far ends)."""
         scope = self.engine.scope(fabric)
         if scope is None:
-            return list(self._switches)
-        peers = {fabric.attrs(port)["switch"] for port in scope.peers}
-        return [s for s in self._switches if s.name in scope.switches or s.name in peers]
+            return list(self._switches), {}
+        ports: dict[str, list[str]] = {}
+        for port in sorted(scope.peers):
+            attrs = fabric.attrs(port)
+            ports.setdefault(attrs["switch"], []).append(attrs["name"])
+        return ([s for s in self._switches if s.name in scope.switches or s.name in ports],
+                {switch: tuple(names) for switch, names in ports.items()})
 
     def _readings(self, readings: list[PortCounters]) -> None:
         """Counter readings to the engine: all, or a shard's ports' and their peers'."""

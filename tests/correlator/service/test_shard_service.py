@@ -217,8 +217,10 @@ def test_a_shard_reads_its_switches_and_the_far_ends_of_their_cables():
     service = Service(dataclasses.replace(config, shard=Shard(2, SHARDS)))  # spine02's
     fabric = load_snapshot(SNAPSHOT)
     service.view = dataclasses.replace(service.view, fabric=fabric)
-    assert [s.name for s in service._read_switches(fabric)] == [
-        "leaf01", "leaf02", "leaf03", "leaf04", "spine02"]
+    switches, ports = service._read_switches(fabric)
+    assert [s.name for s in switches] == ["leaf01", "leaf02", "leaf03", "leaf04", "spine02"]
+    # of the leaves, the ports cabled to spine02 only
+    assert ports == {leaf: ("Ethernet6",) for leaf in ("leaf01", "leaf02", "leaf03", "leaf04")}
     read: list[PortCounters] = []
     service.engine.readings = read.extend  # type: ignore[method-assign]
     everything = [PortCounters(fabric.attrs(p)["switch"], fabric.attrs(p)["name"], 1.0, {})
