@@ -40,7 +40,13 @@ from simulator.sflow_run import capture
 from simulator.spec import load_capture_spec
 from tests.correlator.service import prometheus
 from tests.correlator.service.example_view import SNAPSHOT
-from tests.correlator.service.running import EXAMPLE, ROOT, fetch_url, free_port
+from tests.correlator.service.running import (
+    EXAMPLE,
+    ROOT,
+    RunningService,
+    fetch_url,
+    free_port,
+)
 from topology.schema import NodeKind, port_id
 from topology.snapshot import load_snapshot
 
@@ -230,3 +236,69 @@ def test_a_shard_reads_its_switches_and_the_far_ends_of_their_cables():
     expected = spine02 | {fabric.peer(p) for p in spine02 if fabric.peer(p)}
     assert {port_id(r.switch, r.port) for r in read} == expected
     assert len(expected) == 8
+
+
+def _series(metrics: str, name: str) -> list[dict[str, str]]:
+    return [dict(re.findall(r'(\w+)="([^"]*)"', line.partition("}")[0]))
+            for line in metrics.splitlines() if line.startswith(name + "{")]
+
+
+HOT = ("leaf01", "Ethernet5")  # marks ECN in its egress queue; cabled to spine01:Ethernet1
+
+
+def _quiet(switch: str, start: float):
+    """Counters of a quiet switch, but for HOT's ECN marks (5,000/s on queue 3)."""
+    def counters(port: str, now: float) -> dict[str, int]:
+        marks = int(max(0.0, now - start) * 5000) if (switch, port) == HOT else 0
+        values = dict.fromkeys(("in_octets", "out_octets", "in_pkts", "out_pkts",
+                                "in_discards", "out_discards", "in_errors", "out_errors"), 0)
+        for p in range(8):
+            values |= {f"pfc_rx_pause/{p}": 0, f"pfc_tx_pause/{p}": 0,
+                       f"queue_tx_pkts/{p}": 0, f"queue_dropped/{p}": 0,
+                       f"queue_ecn_marked/{p}": marks if p == 3 else 0}
+        return values
+    return counters
+
+
+def test_shards_stream_their_switches_and_publish_each_port_once(tmp_path):
+    """Three shards on the six emulated gNMI switches (discovery and counters): each
+    streams its own switches and, port by port, the far ends of their cables; each port's
+    counters and each switch's health are published by exactly one shard. The ECN marks
+    of leaf01's (shard 1's) egress towards spine01 (shard 0's) make a hotspot that shard
+    0 judges, having streamed leaf01:Ethernet5 for it, and no other shard."""
+    facts = read_facts([EXAMPLE / "facts.yaml"])
+    assert [owner(switch, SHARDS) for switch in ("leaf01", "spine01")] == [1, 0]
+    with contextlib.ExitStack() as stack:
+        shards = []
+        for index in range(SHARDS):
+            folder = tmp_path / str(index)
+            folder.mkdir()
+            shards.append(stack.enter_context(RunningService(
+                folder, shards={"count": SHARDS}, options=("--shard", f"{index}/{SHARDS}"),
+                counters=lambda switch: _quiet(switch, time.time()))))
+        hot = {"switch": HOT[0], "port": HOT[1], "direction": "out", "kinds": "ecn",
+               "severity": "critical", "shard": "0"}
+        for index, shard in enumerate(shards):  # every own port's rates published
+            owned = {(i.switch, i.name) for i in facts.interfaces
+                     if owner(i.switch, SHARDS) == index}
+            shard.wait_for(lambda s=shard, o=owned: {(x["switch"], x["port"]) for x in _series(
+                s.metrics(), "fabcorr_link_bytes_per_second")} == o, 60, "counter rates")
+        shards[0].wait_for(lambda: [_series(s.metrics(), "fabcorr_hotspot_active")
+                                    for s in shards] == [[hot], [], []], 90, "the hotspot")
+        ports: Counter = Counter()
+        for index, shard in enumerate(shards):
+            metrics = shard.metrics()
+            up = _series(metrics, "fabcorr_collector_up")
+            assert sorted(s["switch"] for s in up) == sorted(
+                s.name for s in facts.switches if owner(s.name, SHARDS) == index)
+            assert {s["shard"] for s in up} == {str(index)}
+            found = {(s["switch"], s["port"]) for s in _series(
+                metrics, "fabcorr_link_bytes_per_second")}
+            assert {owner(switch, SHARDS) for switch, _ in found} == {index}
+            ports.update(found)
+            assert _series(metrics, "fabcorr_hotspot_active") == ([hot] if index == 0 else [])
+            log = (shard.folder / "service.log").read_text()
+            assert re.search(rf"shard {index}/3: \d of 6 switches, 4 of their cables' far "
+                             "ends read", log), log[-2000:]
+        assert max(ports.values()) == 1
+        assert set(ports) == {(i.switch, i.name) for i in facts.interfaces}
