@@ -8,14 +8,18 @@ keys."""
 from __future__ import annotations
 
 import ipaddress
+import re
+import subprocess
 
 import kubernetes_validate
 import pytest
 import yaml
 
+from correlator import _wire
 from correlator.cli.inlet import targets_of
 from correlator.cli.main import build_parser
 from correlator.service.config import service_config_from
+from tests.correlator.service import prometheus
 from tests.deploy.test_overlays import (
     CORE,
     CRD_SCHEMAS,
@@ -32,7 +36,8 @@ OBJECTS = (CORE - {("Deployment", "fabcorr")}) | OPERATOR | {
     ("StatefulSet", "fabcorr-shard"), ("Service", "fabcorr-shard"),
     ("NetworkPolicy", "fabcorr-shard"), ("PodDisruptionBudget", "fabcorr-shard"),
     ("Deployment", "fabcorr-inlet"), ("Service", "fabcorr-inlet"),
-    ("PodDisruptionBudget", "fabcorr-inlet"), ("ServiceMonitor", "fabcorr-inlet")}
+    ("PodDisruptionBudget", "fabcorr-inlet"), ("ServiceMonitor", "fabcorr-inlet"),
+    ("PrometheusRule", "fabcorr-inlet")}
 
 
 def _config(objects) -> dict:
@@ -68,6 +73,22 @@ def test_operator_objects_match_the_crd_schemas():
         if o["kind"] in CRD_SCHEMAS:
             _crd_validator(o["kind"]).validate(o)
             assert o["metadata"]["labels"]["release"] == "prometheus"
+
+
+def test_promtool_checks_the_inlets_rules(tmp_path):
+    rule = _one(_render(SHARDS), "PrometheusRule", "fabcorr-inlet")
+    rules = tmp_path / "inlet-rules.yml"
+    rules.write_text(yaml.safe_dump(rule["spec"]))
+    result = subprocess.run([prometheus.binary(prometheus.PROMTOOL), "check", "rules",
+                             str(rules)], capture_output=True, text=True, timeout=60)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "SUCCESS: 2 rules found" in result.stdout
+    names = {m for r in rule["spec"]["groups"][0]["rules"]
+             for m in re.findall(r"fabcorr_\w+", r["expr"])}
+    assert names == {"fabcorr_inlet_dropped_datagrams_total"}
+    reasons = {reason for r in rule["spec"]["groups"][0]["rules"]
+               for reason in re.search(r'reason=~"([^"]+)"', r["expr"])[1].split("|")}
+    assert reasons == set(_wire.DROPS)  # every drop reason is alerted on
 
 
 def test_three_shards_behind_two_inlets_that_find_them_by_dns():
