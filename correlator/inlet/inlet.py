@@ -15,7 +15,6 @@ import logging
 import os
 import socket
 import struct
-import threading
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -65,36 +64,28 @@ class Inlet:
         self._switches, self._stamp, self._resolve = switches, stamp, resolve
         self._loaded: object = object()  # the stamp of the switches routed by
         self.switches = 0
-        self.addresses = [""] * len(self.targets)
-        self._lock = threading.Lock()
+        self.addresses = [""] * len(self.targets)  # as last resolved ("": not resolved)
+        self.serving = False  # routing yet: what /readyz answers
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVTIMEO, _WAIT)
         self._core = _wire.Inlet(sock.fileno(), batch)
-        self.ready = False
-
-    @property
-    def serving(self) -> bool:
-        """Routing: what ``/readyz`` answers."""
-        return self.ready
 
     def refresh(self) -> None:
         """Read the switches again if their files changed, resolve the shards again, and
-        hand both to the forwarding thread."""
-        with self._lock:
-            stamp = self._stamp()
-            if stamp != self._loaded:
-                switches = self._switches()
-                table = routes(switches, len(self.targets))
-                self._core.route(table)
-                self._loaded, self.switches = stamp, len(table)
-                _log.info("routing %d switch agents to %d shards", len(table), len(self.targets))
-            found = resolve_targets(self.targets, self._resolve)
-            addresses = ["" if f is None else str(ipaddress.ip_address(f[0])) for f in found]
-            if addresses != self.addresses:
-                _log.info("shards at %s", ", ".join(
-                    f"{i}={a or 'unresolved'}" for i, a in enumerate(addresses)))
-            self._core.shards(found)
-            self.addresses = addresses
-            self.ready = True
+        hand both to the forwarding thread (one caller at a time)."""
+        stamp = self._stamp()
+        if stamp != self._loaded:
+            table = routes(self._switches(), len(self.targets))
+            self._core.route(table)
+            self._loaded, self.switches = stamp, len(table)
+            _log.info("routing %d switch agents to %d shards", len(table), len(self.targets))
+        found = resolve_targets(self.targets, self._resolve)
+        addresses = ["" if f is None else str(ipaddress.ip_address(f[0])) for f in found]
+        if addresses != self.addresses:
+            _log.info("shards at %s", ", ".join(
+                f"{i}={a or 'unresolved'}" for i, a in enumerate(addresses)))
+        self._core.shards(found)
+        self.addresses = addresses
+        self.serving = True
 
     def counts(self) -> dict[str, Any]:
         """Since the start: ``forwarded`` and ``samples`` per shard, ``dropped`` per shard

@@ -19,7 +19,7 @@ use nix::errno::Errno;
 use nix::sys::socket::{sendmmsg, ControlMessage, MsgFlags, MultiHeaders, SockaddrStorage};
 
 use crate::receive::Batch;
-use crate::route::{Counts, Drop, Routes};
+use crate::route::{Cause, Counts, Routes};
 
 /// What the caller asks of the forwarding thread.
 pub enum Request {
@@ -67,7 +67,7 @@ impl Forwarding {
     }
 }
 
-impl std::ops::Drop for Forwarding {
+impl Drop for Forwarding {
     fn drop(&mut self) {
         self.end();
     }
@@ -104,13 +104,12 @@ fn reconnect(old: &mut [Option<Shard>], addresses: Vec<Option<SocketAddr>>) -> V
         .collect()
 }
 
-/// Sends `datagrams` (buffer index, samples) of `buffers` to `socket`'s peer; a message
-/// the kernel refuses is counted and skipped (`sendmmsg` reports only the first
+/// Sends `datagrams` (index in `batch`, samples) to `socket`'s peer, shard `shard`; a
+/// message the kernel refuses is counted and skipped (`sendmmsg` reports only the first
 /// refusal of a call, as a shorter count, or as the error when nothing was sent).
 fn send(
     socket: &UdpSocket,
-    buffers: &[Vec<u8>],
-    lengths: &[(usize, f64, Option<std::net::IpAddr>)],
+    batch: &Batch,
     datagrams: &[(usize, u32)],
     headers: &mut MultiHeaders<SockaddrStorage>,
     shard: usize,
@@ -118,10 +117,8 @@ fn send(
 ) {
     let mut at = 0;
     while let Some(rest) = datagrams.get(at..).filter(|rest| !rest.is_empty()) {
-        let slices: Vec<[IoSlice<'_>; 1]> = rest
-            .iter()
-            .map(|&(i, _)| [IoSlice::new(buffers[i].get(..lengths[i].0).unwrap_or(&[]))])
-            .collect();
+        let slices: Vec<[IoSlice<'_>; 1]> =
+            rest.iter().map(|&(i, _)| [IoSlice::new(batch.datagram(i))]).collect();
         let addresses = vec![None::<SockaddrStorage>; slices.len()];
         let no_control: [ControlMessage<'_>; 0] = [];
         let sent =
@@ -134,7 +131,7 @@ fn send(
         }
         at += sent;
         if at < datagrams.len() {
-            counts.drop(Drop::SendError, Some(shard));
+            counts.drop(Cause::SendError, Some(shard));
             at += 1;
         }
     }
@@ -174,12 +171,11 @@ fn run(fd: RawFd, size: usize, inbox: &Receiver<Request>) {
                 continue;
             }
         }
-        for (i, &(length, _, source)) in batch.received.iter().enumerate() {
-            let data = batch.buffers[i].get(..length).unwrap_or(&[]);
-            match routes.route(data, source) {
+        for (i, &(_, _, source)) in batch.received.iter().enumerate() {
+            match routes.route(batch.datagram(i), source) {
                 Ok((shard, samples)) => match outgoing.get_mut(shard) {
                     Some(out) if matches!(shards.get(shard), Some(Some(_))) => out.push((i, samples)),
-                    _ => counts.drop(Drop::Unresolved, Some(shard)),
+                    _ => counts.drop(Cause::Unresolved, Some(shard)),
                 },
                 Err((cause, shard)) => counts.drop(cause, shard),
             }
@@ -190,11 +186,11 @@ fn run(fd: RawFd, size: usize, inbox: &Receiver<Request>) {
             }
             match shards.get(shard) {
                 Some(Some(Shard { socket: Some(socket), .. })) => {
-                    send(socket, &batch.buffers, &batch.received, out, &mut headers, shard, &mut counts)
+                    send(socket, &batch, out, &mut headers, shard, &mut counts)
                 }
                 _ => {
                     for _ in out.iter() {
-                        counts.drop(Drop::SendError, Some(shard));
+                        counts.drop(Cause::SendError, Some(shard));
                     }
                 }
             }

@@ -855,7 +855,7 @@ fn _wire(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<PyCollector>()?;
     m.add_class::<PyJoin>()?;
     m.add_class::<PyInlet>()?;
-    m.add("DROPS", route::Drop::ALL.map(route::Drop::name))?;
+    m.add("DROPS", route::Cause::ALL.map(route::Cause::name))?;
     m.add("ROW_FORMAT", ROW_FORMAT)?;
     m.add("TRAFFIC", Traffic::ALL.map(Traffic::name))?;
     m.add("DIRECTIONS", [accumulate::Direction::In.name(), accumulate::Direction::Out.name()])?;

@@ -94,7 +94,7 @@ impl Drop for Receiving {
 
 /// Buffers for one `recvmmsg` call and what it received.
 pub(crate) struct Batch {
-    pub(crate) buffers: Vec<Vec<u8>>,
+    buffers: Vec<Vec<u8>>,
     headers: MultiHeaders<SockaddrStorage>,
     /// (length, arrival time, source) of each datagram received.
     pub(crate) received: Vec<(usize, f64, Option<IpAddr>)>,
@@ -132,6 +132,14 @@ impl Batch {
             self.received.push((message.bytes, stamp.unwrap_or_else(now), source));
         }
         Ok(self.received.len())
+    }
+
+    /// The bytes of datagram `i` of those received.
+    pub(crate) fn datagram(&self, i: usize) -> &[u8] {
+        match (self.buffers.get(i), self.received.get(i)) {
+            (Some(buffer), Some(&(length, _, _))) => buffer.get(..length).unwrap_or(&[]),
+            _ => &[],
+        }
     }
 
     /// Hands every datagram received to `collector`; the latest arrival time.

@@ -13,7 +13,7 @@ use crate::packet::Addr;
 
 /// Why a datagram is not forwarded.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Drop {
+pub enum Cause {
     /// Not an sFlow v5 header (too short, another version, an unknown agent type).
     BadHeader,
     /// No known switch has this agent address.
@@ -26,17 +26,17 @@ pub enum Drop {
     SendError,
 }
 
-impl Drop {
-    pub const ALL: [Drop; 5] =
-        [Drop::BadHeader, Drop::UnknownAgent, Drop::SpoofedSource, Drop::Unresolved, Drop::SendError];
+impl Cause {
+    pub const ALL: [Cause; 5] =
+        [Cause::BadHeader, Cause::UnknownAgent, Cause::SpoofedSource, Cause::Unresolved, Cause::SendError];
 
     pub fn name(self) -> &'static str {
         match self {
-            Drop::BadHeader => "bad-header",
-            Drop::UnknownAgent => "unknown-agent",
-            Drop::SpoofedSource => "spoofed-source",
-            Drop::Unresolved => "unresolved",
-            Drop::SendError => "send-error",
+            Cause::BadHeader => "bad-header",
+            Cause::UnknownAgent => "unknown-agent",
+            Cause::SpoofedSource => "spoofed-source",
+            Cause::Unresolved => "unresolved",
+            Cause::SendError => "send-error",
         }
     }
 
@@ -65,15 +65,15 @@ impl Routes {
     }
 
     /// The shard of a datagram from UDP `source` and the samples it declares, or why it
-    /// goes nowhere (any cause but [`Drop::Unresolved`] and [`Drop::SendError`], which
+    /// goes nowhere (any cause but [`Cause::Unresolved`] and [`Cause::SendError`], which
     /// are the sender's to find). A dropped datagram with a known agent names its shard.
-    pub fn route(&self, data: &[u8], source: Option<IpAddr>) -> Result<(usize, u32), (Drop, Option<usize>)> {
-        let header = datagram::header(data).map_err(|_| (Drop::BadHeader, None))?;
+    pub fn route(&self, data: &[u8], source: Option<IpAddr>) -> Result<(usize, u32), (Cause, Option<usize>)> {
+        let header = datagram::header(data).map_err(|_| (Cause::BadHeader, None))?;
         let shard = self.shards.get(&header.agent).copied();
         match self.admission.check(&header.agent, source) {
-            None => shard.map(|s| (s, header.samples)).ok_or((Drop::UnknownAgent, None)),
-            Some(Refusal::UnknownAgent) => Err((Drop::UnknownAgent, None)),
-            Some(Refusal::SpoofedSource) => Err((Drop::SpoofedSource, shard)),
+            None => shard.map(|s| (s, header.samples)).ok_or((Cause::UnknownAgent, None)),
+            Some(Refusal::UnknownAgent) => Err((Cause::UnknownAgent, None)),
+            Some(Refusal::SpoofedSource) => Err((Cause::SpoofedSource, shard)),
         }
     }
 }
@@ -85,8 +85,8 @@ impl Routes {
 pub struct Counts {
     pub forwarded: Vec<u64>,
     pub samples: Vec<u64>,
-    pub dropped: Vec<[u64; Drop::ALL.len()]>,
-    pub unrouted: [u64; Drop::ALL.len()],
+    pub dropped: Vec<[u64; Cause::ALL.len()]>,
+    pub unrouted: [u64; Cause::ALL.len()],
 }
 
 impl Counts {
@@ -95,7 +95,7 @@ impl Counts {
         if self.forwarded.len() < count {
             self.forwarded.resize(count, 0);
             self.samples.resize(count, 0);
-            self.dropped.resize(count, [0; Drop::ALL.len()]);
+            self.dropped.resize(count, [0; Cause::ALL.len()]);
         }
     }
 
@@ -105,7 +105,7 @@ impl Counts {
         self.samples[shard] += u64::from(samples);
     }
 
-    pub fn drop(&mut self, cause: Drop, shard: Option<usize>) {
+    pub fn drop(&mut self, cause: Cause, shard: Option<usize>) {
         match shard {
             Some(shard) => {
                 self.grow(shard + 1);
@@ -149,16 +149,16 @@ mod tests {
         assert_eq!(routes.route(&header([10, 0, 0, 2], 9), ip("10.0.0.2")), Ok((0, 9)));
         assert_eq!(
             routes.route(&header([10, 0, 0, 1], 3), ip("10.0.0.2")),
-            Err((Drop::SpoofedSource, Some(2)))
+            Err((Cause::SpoofedSource, Some(2)))
         );
-        assert_eq!(routes.route(&header([10, 0, 0, 3], 1), ip("10.0.0.3")), Err((Drop::UnknownAgent, None)));
+        assert_eq!(routes.route(&header([10, 0, 0, 3], 1), ip("10.0.0.3")), Err((Cause::UnknownAgent, None)));
         assert_eq!(
             routes.route(&header([10, 0, 0, 1], 3)[..27], ip("10.0.0.1")),
-            Err((Drop::BadHeader, None))
+            Err((Cause::BadHeader, None))
         );
         let mut v4 = header([10, 0, 0, 1], 3);
         v4[3] = 4;
-        assert_eq!(routes.route(&v4, ip("10.0.0.1")), Err((Drop::BadHeader, None)));
+        assert_eq!(routes.route(&v4, ip("10.0.0.1")), Err((Cause::BadHeader, None)));
     }
 
     #[test]
@@ -166,14 +166,14 @@ mod tests {
         let mut counts = Counts::default();
         counts.grow(2);
         counts.forward(1, 4);
-        counts.drop(Drop::SendError, Some(1));
+        counts.drop(Cause::SendError, Some(1));
         counts.forward(3, 1);
-        counts.drop(Drop::SpoofedSource, Some(0));
-        counts.drop(Drop::UnknownAgent, None);
+        counts.drop(Cause::SpoofedSource, Some(0));
+        counts.drop(Cause::UnknownAgent, None);
         assert_eq!(counts.forwarded, [0, 1, 0, 1]);
         assert_eq!(counts.samples, [0, 4, 0, 1]);
-        assert_eq!(counts.dropped[1][Drop::SendError.index()], 1);
-        assert_eq!(counts.dropped[0][Drop::SpoofedSource.index()], 1);
-        assert_eq!(counts.unrouted[Drop::UnknownAgent.index()], 1);
+        assert_eq!(counts.dropped[1][Cause::SendError.index()], 1);
+        assert_eq!(counts.dropped[0][Cause::SpoofedSource.index()], 1);
+        assert_eq!(counts.unrouted[Cause::UnknownAgent.index()], 1);
     }
 }
