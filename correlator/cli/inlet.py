@@ -53,7 +53,7 @@ def register(commands: argparse._SubParsersAction) -> None:
                         help="where the switches send sFlow (default: sflow.listen)")
     parser.add_argument("--http", metavar="HOST:PORT",
                         help="where /metrics, /healthz and /readyz are served (default: "
-                        "service.listen)")
+                        "service.listen; with the configuration's TLS and basic auth)")
     parser.add_argument("--resolve-every", type=float, default=10.0, metavar="SECONDS",
                         help="how often the shards are resolved again and the snapshot and "
                         "fact files checked for changes (default 10)")
@@ -107,7 +107,11 @@ def _run(args: argparse.Namespace) -> ExitStatus:
     sock = open_socket(ReceiverConfig(host=host, port=port,
                                       rcvbuf_bytes=config.sflow.rcvbuf_bytes))
     inlet = Inlet(sock, targets, *configured_switches(config))
-    http = HttpServer(http_host, http_port, lambda: inlet, InletMetrics(inlet), api=False)
+    settings = config.http  # protected as the shards' own are
+    http = HttpServer(http_host, http_port, lambda: inlet, InletMetrics(inlet), api=False,
+                      tls=(settings.tls_cert, settings.tls_key) if settings.tls_cert else None,
+                      auth=(settings.username, settings.password) if settings.username
+                      else None)
     try:
         inlet.refresh()
         http.start()

@@ -2,8 +2,8 @@
 a StatefulSet behind a headless Service (``NAME-I.SERVICE``), resolved again and again
 (a restarted pod may come back with another address).
 
->>> statefulset_targets("fabcorr-shard.fabcorr-shards", 2, 6343)
-[('fabcorr-shard-0.fabcorr-shards', 6343), ('fabcorr-shard-1.fabcorr-shards', 6343)]
+>>> statefulset_targets("fabcorr-shard.fabcorr-shard", 2, 6343)
+[('fabcorr-shard-0.fabcorr-shard', 6343), ('fabcorr-shard-1.fabcorr-shard', 6343)]
 >>> resolve_targets([("a", 1), ("b", 2)], lambda host, port: ["10.0.0.7"] if host == "a" else [])
 [(b'\\n\\x00\\x00\\x07', 1), None]
 """
@@ -26,7 +26,7 @@ def statefulset_targets(pods: str, count: int, port: int) -> list[tuple[str, int
     ``STATEFULSET-I.SERVICE...`` of each, in ordinal order."""
     statefulset, dot, service = pods.partition(".")
     if not (statefulset and dot and service):
-        raise ValueError(f"expected STATEFULSET.SERVICE (e.g. fabcorr-shard.fabcorr-shards), "
+        raise ValueError(f"expected STATEFULSET.SERVICE (e.g. fabcorr-shard.fabcorr-shard), "
                          f"not {pods!r}")
     return [(f"{statefulset}-{index}.{service}", port) for index in range(count)]
 

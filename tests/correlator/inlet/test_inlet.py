@@ -265,3 +265,25 @@ def test_finds_the_shards_by_dns_and_follows_them(tmp_path):
         inlet.close()
         sock.close()
         shards.close()
+
+
+@pytest.mark.parametrize(("argv", "line"), [
+    (["--shard-dns", "fabcorr-shard.fabcorr-shard"],
+     "fabcorr: --shards: --shard-dns needs the number of shards (>= 1)"),
+    (["--shard-dns", "fabcorr-shard", "--shards", "3"],
+     "fabcorr: --shard-dns: expected STATEFULSET.SERVICE (e.g. fabcorr-shard.fabcorr-shard), "
+     "not 'fabcorr-shard'"),
+    (["--shard-address", "127.0.0.1:1", "--shards", "2"],
+     "fabcorr: --shards: 2 shards but 1 --shard-address"),
+    (["--shard-address", "127.0.0.1"],
+     "fabcorr: --shard-address: expected HOST:PORT, not '127.0.0.1'"),
+    (["--shard-address", "127.0.0.1:1", "--resolve-every", "0"],
+     "fabcorr: --resolve-every: must be > 0"),
+])
+def test_a_bad_option_is_one_line_and_exit_2(tmp_path, capsys, argv, line):
+    from correlator.cli.main import main
+
+    config = tmp_path / "fabcorr.yaml"
+    config.write_text(yaml.safe_dump({"topology": {"snapshot": str(SNAPSHOT)}}))
+    assert main(["inlet", "--config", str(config), *argv]) == 2
+    assert capsys.readouterr().err == line + "\n"
