@@ -1,7 +1,8 @@
 """``fabcorr inlet`` over real UDP: the CLI in a subprocess between senders bound to the
 example fabric's switch addresses (127.1.0.x) and real receiving sockets, one per shard;
 shard discovery by DNS with an injected resolver (the test's own table, changed as pods
-come and go) against the same forwarding thread, in this process."""
+come and go) against the same forwarding thread, in this process; and fabcorr's own
+receive path as the shards, trusting the inlet as their relay."""
 
 from __future__ import annotations
 
@@ -25,6 +26,8 @@ import yaml
 from correlator.inlet.inlet import Inlet, configured_switches
 from correlator.inlet.targets import statefulset_targets
 from correlator.service.config import service_config_from
+from correlator.sflow.admission import Admission
+from correlator.sflow.receiver import ReceiverConfig, Worker, open_socket
 from correlator.shards import owner
 from inventory.factfile import read_facts
 from simulator.sflow_wire import datagram_header
@@ -287,3 +290,31 @@ def test_a_bad_option_is_one_line_and_exit_2(tmp_path, capsys, argv, line):
     config.write_text(yaml.safe_dump({"topology": {"snapshot": str(SNAPSHOT)}}))
     assert main(["inlet", "--config", str(config), *argv]) == 2
     assert capsys.readouterr().err == line + "\n"
+
+
+def test_fabcorrs_own_receivers_behind_it_take_it_as_their_relay(tmp_path):
+    """Shards as fabcorr receives sFlow (the Rust receive path, admission with the inlet's
+    address as the one relay): each gets exactly its switches' datagrams, all believed,
+    no sequence gap."""
+    socks = [open_socket(ReceiverConfig(host="127.0.0.1", port=0)) for _ in range(3)]
+    admission = Admission([(a, a) for a in SWITCHES.values()], relays=["127.0.0.1"])
+    workers = [Worker(time.time(), 3600.0, admission=admission) for _ in socks]
+    for worker, sock in zip(workers, socks, strict=True):
+        worker.receive(sock)
+    expected = Counter[int]()
+    try:
+        with running_inlet(tmp_path, [s.getsockname()[1] for s in socks]) as (port, http):
+            for seq in range(1, 11):
+                for name, address in sorted(SWITCHES.items()):
+                    send(address, datagram_header(address, 0, seq, 1000 * seq, 0), port)
+                    expected[owner(name, 3)] += 1
+            wait_for(lambda: sum(v for k, v in metrics(http).items()
+                                 if k[0] == "fabcorr_inlet_forwarded_datagrams_total") == 60,
+                     "the inlet forwarded every datagram")
+        totals = [worker.take(time.time())[1] for worker in workers]
+    finally:
+        for worker, sock in zip(workers, socks, strict=True):
+            worker.stop()
+            sock.close()
+    assert [t.datagrams for t in totals] == [expected[i] for i in range(3)]
+    assert [(dict(t.rejects), t.lost_datagrams) for t in totals] == [({}, 0)] * 3
