@@ -226,12 +226,12 @@ class Inlet:
     def __init__(self, fd: int, batch: int = 64) -> None: ...
 
     def route(self, agents: list[tuple[bytes, list[bytes], int]]) -> None:
-        """Route by these from the next batch on: each agent (packed) with the addresses
+        """Route by these, from when this returns: each agent (packed) with the addresses
         (packed) it may send from and its shard's index; every other agent is unknown."""
 
     def shards(self, addresses: list[tuple[bytes, int] | None]) -> None:
-        """Shard ``i`` is at ``addresses[i]`` (packed address, port; None: unresolved); a
-        shard whose address did not change keeps its socket."""
+        """Shard ``i`` is at ``addresses[i]`` (packed address, port; None: unresolved), from
+        when this returns; a shard whose address did not change keeps its socket."""
 
     def counts(self) -> dict[str, list[int] | list[list[int]]]:
         """Since the start: ``forwarded`` and ``samples`` (as the headers declare) per

@@ -23,10 +23,10 @@ use crate::route::{Cause, Counts, Routes};
 
 /// What the caller asks of the forwarding thread.
 pub enum Request {
-    /// Route by these from the next batch on.
-    Routes(Routes),
-    /// Shard `i`'s address is item `i` (None: not known).
-    Shards(Vec<Option<SocketAddr>>),
+    /// Route by these from the next batch on; the reply says they are in use.
+    Routes(Routes, Sender<()>),
+    /// Shard `i`'s address is item `i` (None: not known); the reply says it is in use.
+    Shards(Vec<Option<SocketAddr>>, Sender<()>),
     /// The counts since the start.
     Counts(Sender<Counts>),
     Stop,
@@ -147,11 +147,15 @@ fn run(fd: RawFd, size: usize, inbox: &Receiver<Request>) {
     loop {
         loop {
             match inbox.try_recv() {
-                Ok(Request::Routes(new)) => routes = new,
-                Ok(Request::Shards(addresses)) => {
+                Ok(Request::Routes(new, reply)) => {
+                    routes = new;
+                    let _ = reply.send(());
+                }
+                Ok(Request::Shards(addresses, reply)) => {
                     shards = reconnect(&mut shards, addresses);
                     counts.grow(shards.len());
                     outgoing.resize_with(shards.len(), Vec::new);
+                    let _ = reply.send(());
                 }
                 Ok(Request::Counts(reply)) => {
                     let _ = reply.send(counts.clone());

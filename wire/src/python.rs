@@ -784,13 +784,22 @@ struct PyInlet {
 }
 
 impl PyInlet {
-    fn ask(&self, py: Python<'_>, request: forward::Request) -> PyResult<()> {
+    /// Asks the thread `request`, made with the reply's sender; its answer.
+    fn ask<T: Send>(
+        &self,
+        py: Python<'_>,
+        request: impl FnOnce(mpsc::Sender<T>) -> forward::Request + Send,
+    ) -> PyResult<T> {
         let forwarding = self.forwarding.as_ref().ok_or_else(inlet_ended)?;
-        if py.detach(|| forwarding.ask(request)) {
-            Ok(())
-        } else {
-            Err(inlet_ended())
-        }
+        py.detach(|| {
+            let (reply, answer) = mpsc::channel();
+            if forwarding.ask(request(reply)) {
+                answer.recv().ok()
+            } else {
+                None
+            }
+        })
+        .ok_or_else(inlet_ended)
     }
 }
 
@@ -809,7 +818,8 @@ impl PyInlet {
             let sources = sources.iter().map(|s| ip_address(s)).collect::<PyResult<Vec<_>>>()?;
             known.push((Addr::from_slice(&agent), sources, shard));
         }
-        self.ask(py, forward::Request::Routes(Routes::new(known)))
+        let routes = Routes::new(known);
+        self.ask(py, |reply| forward::Request::Routes(routes, reply))
     }
 
     fn shards(&self, py: Python<'_>, addresses: Vec<Option<(Vec<u8>, u16)>>) -> PyResult<()> {
@@ -817,21 +827,11 @@ impl PyInlet {
             .into_iter()
             .map(|a| a.map(|(ip, port)| Ok(SocketAddr::new(ip_address(&ip)?, port))).transpose())
             .collect::<PyResult<Vec<_>>>()?;
-        self.ask(py, forward::Request::Shards(addresses))
+        self.ask(py, |reply| forward::Request::Shards(addresses, reply))
     }
 
     fn counts<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
-        let forwarding = self.forwarding.as_ref().ok_or_else(inlet_ended)?;
-        let counts = py
-            .detach(|| {
-                let (reply, answer) = mpsc::channel();
-                if forwarding.ask(forward::Request::Counts(reply)) {
-                    answer.recv().ok()
-                } else {
-                    None
-                }
-            })
-            .ok_or_else(inlet_ended)?;
+        let counts = self.ask(py, forward::Request::Counts)?;
         let out = PyDict::new(py);
         out.set_item("forwarded", counts.forwarded)?;
         out.set_item("samples", counts.samples)?;

@@ -318,3 +318,41 @@ def test_fabcorrs_own_receivers_behind_it_take_it_as_their_relay(tmp_path):
             sock.close()
     assert [t.datagrams for t in totals] == [expected[i] for i in range(3)]
     assert [(dict(t.rejects), t.lost_datagrams) for t in totals] == [({}, 0)] * 3
+
+
+def test_a_changed_fact_file_is_read_again(tmp_path):
+    facts = tmp_path / "facts.yaml"
+
+    def write(names: list[str], mtime: int) -> None:
+        facts.write_text(yaml.safe_dump({"switches": [
+            {"name": name, "mgmt_address": SWITCHES[name]} for name in names]}))
+        os.utime(facts, (mtime, mtime))
+
+    write(["leaf01"], 1_000_000)
+    config = service_config_from({"topology": {"facts": [str(facts)]}, "switches": [
+        {"name": "spine01", "address": SWITCHES["spine01"]}]}, "test.yaml", {})
+    shard = udp_socket()
+    sock = udp_socket()
+    inlet = Inlet(sock, [shard.getsockname()[:2]], *configured_switches(config))
+    rng = random.Random(9)
+
+    def forwarded(count: int) -> Callable[[], bool]:
+        return lambda: inlet.counts()["forwarded"] == [count]
+
+    try:
+        inlet.refresh()
+        assert inlet.switches == 2  # the fact file's and the configuration's
+        for name in ("leaf01", "spine01", "leaf02"):
+            send(SWITCHES[name], sflow(SWITCHES[name], 1, 1, rng), sock.getsockname()[1])
+        wait_for(lambda: inlet.counts()["unrouted"][1] == 1, "leaf02 is unknown")
+        assert inlet.counts()["forwarded"] == [2]
+        inlet.refresh()  # nothing changed: nothing read
+        write(["leaf01", "leaf02"], 2_000_000)
+        inlet.refresh()
+        assert inlet.switches == 3
+        send(SWITCHES["leaf02"], sflow(SWITCHES["leaf02"], 2, 1, rng), sock.getsockname()[1])
+        wait_for(forwarded(3), "leaf02 is forwarded once the fact file names it")
+    finally:
+        inlet.close()
+        sock.close()
+        shard.close()
