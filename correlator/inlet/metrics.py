@@ -3,8 +3,9 @@
 - ``fabcorr_inlet_forwarded_datagrams_total{shard}``, ``..._forwarded_samples_total{shard}``
   (the samples the forwarded datagrams' headers declare);
 - ``fabcorr_inlet_dropped_datagrams_total{shard,reason}``: ``spoofed-source``,
-  ``unresolved`` (the shard had no address), ``send-error`` (the kernel refused to send,
-  e.g. the shard's port refused an earlier datagram); ``unknown-agent`` and ``bad-header``
+  ``unresolved`` (the shard had no address), ``send-error`` (the kernel refused to send:
+  the shard's port refused an earlier datagram; at most one per batch, a sign, not a
+  measure, of what a refusing shard missed); ``unknown-agent`` and ``bad-header``
   with ``shard=""``, no shard owning them;
 - ``fabcorr_inlet_shard_address_info{shard,address}``: where each shard is now (``""``: not
   resolved); ``fabcorr_inlet_switches``: the switches routed.
