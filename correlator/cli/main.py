@@ -18,6 +18,7 @@ from correlator.cli import (
     config,
     demo,
     discover,
+    inlet,
     inventory,
     run,
     sflow,
@@ -28,7 +29,7 @@ from correlator.cli import (
 from correlator.cli.status import ExitStatus, Refused
 from inventory.errors import ConfigError, FabcorrError, NotFound
 
-COMMANDS = (topology, inventory, discover, sflow, attribute, traffic, run, config, demo,
+COMMANDS = (topology, inventory, discover, sflow, attribute, traffic, run, inlet, config, demo,
             simulate, completion)
 
 

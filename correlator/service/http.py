@@ -5,6 +5,9 @@
   while every component runs, else 503 — both always without authentication, for probes;
 - ``/api/v1/...``: the JSON API (:mod:`correlator.service.api`).
 
+The inlet (``fabcorr inlet``) serves its metrics and probes with the same server, without
+the API: ``view()`` then only answers ``serving``, and ``exposition`` only renders.
+
 Optional TLS (a certificate and key file; the handshake happens in the request's thread)
 and optional basic auth (one user; compared in constant time; 401 with
 ``WWW-Authenticate``). Connections are served by a bounded pool of threads
@@ -27,12 +30,10 @@ import ssl
 import threading
 from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, HTTPServer
-from typing import Any
+from typing import Any, Protocol
 from urllib.parse import parse_qs, unquote, urlsplit
 
 from correlator.service import api
-from correlator.service.exporter import Exposition
-from correlator.view import View
 
 METRICS_TYPE = "text/plain; version=0.0.4; charset=utf-8"
 _OPEN = frozenset({"/healthz", "/readyz"})  # probes never authenticate
@@ -46,14 +47,28 @@ _BUFFER = 1 << 18  # a response up to this size leaves in one write
 _log = logging.getLogger(__name__)
 
 
-class HttpServer:
-    """Metrics, probes and the API of ``view()`` on ``host:port`` (0: any free port)."""
+class Serving(Protocol):
+    """What ``/readyz`` asks (a :class:`~correlator.view.View`, for the API too)."""
 
-    def __init__(self, host: str, port: int, view: Callable[[], View], exposition: Exposition,
-                 tls: tuple[str, str] | None = None, auth: tuple[str, str] | None = None
-                 ) -> None:
+    @property
+    def serving(self) -> bool: ...
+
+
+class Rendering(Protocol):
+    """What ``/metrics`` asks (:class:`~correlator.service.exporter.Exposition`)."""
+
+    def render(self) -> bytes: ...
+
+
+class HttpServer:
+    """Metrics, probes and (unless ``api`` is False) the API of ``view()`` on
+    ``host:port`` (0: any free port)."""
+
+    def __init__(self, host: str, port: int, view: Callable[[], Serving], exposition: Rendering,
+                 tls: tuple[str, str] | None = None, auth: tuple[str, str] | None = None,
+                 api: bool = True) -> None:
         self.host, self._port = host, port
-        self.view, self.exposition = view, exposition
+        self.view, self.exposition, self.api = view, exposition, api
         self.auth = None if auth is None else (auth[0].encode(), auth[1].encode())
         self.tls = _tls_context(*tls) if tls is not None else None
         self._server: _Server | None = None
@@ -192,7 +207,10 @@ class _Handler(BaseHTTPRequestHandler):
         if path == "/readyz":
             return (200, "text/plain; charset=utf-8", b"ready\n") if app.view().serving else \
                 (503, "text/plain; charset=utf-8", b"not ready\n")
-        status, body = api.handle(app.view(), self.command, path,
+        if not app.api:
+            return 404, *_json({"error": f"no endpoint {path!r} (only /metrics, /healthz, "
+                                          "/readyz)"})
+        status, body = api.handle(app.view(), self.command, path,  # type: ignore[arg-type]
                                   parse_qs(query, keep_blank_values=True))
         return status, *_json(body)
 

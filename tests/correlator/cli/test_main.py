@@ -165,7 +165,7 @@ REPRODUCERS = {
     "an unknown command": (
         lambda t: ["frobnicate"],
         2, "COMMAND: invalid choice: 'frobnicate' (choose from 'topology', 'inventory', "
-           "'discover', 'sflow', 'attribute', 'hotspots', 'who', 'top', 'run', 'config', "
+           "'discover', 'sflow', 'attribute', 'hotspots', 'who', 'top', 'run', 'inlet', 'config', "
            "'demo', 'simulate', 'completion')"),
 }
 
