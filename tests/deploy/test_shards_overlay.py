@@ -146,11 +146,8 @@ def test_the_shards_pod_is_the_base_one_with_shard_auto():
 
 
 def _listening(objects):
-    """The configuration's switches, listen addresses and sFlow keys, validated as the
-    service does."""
-    document = _config(objects)
-    return service_config_from({key: document[key] for key in ("service", "sflow", "switches")},
-                               "overlays/shards/config.yaml", {})
+    """The whole configuration, validated as the service does."""
+    return service_config_from(_config(objects), "overlays/shards/config.yaml", {})
 
 
 def test_the_configuration_is_the_base_one_with_the_shards_keys():
@@ -163,6 +160,7 @@ def test_the_configuration_is_the_base_one_with_the_shards_keys():
     assert [ipaddress.ip_network(r).prefixlen for r in relays] == [16]  # the pod network
     config = _listening(objects)
     assert config.sflow.relays == tuple(relays)
+    assert config.shards == 3
     ports = {p["name"]: p["containerPort"] for p in _container(
         _one(objects, "StatefulSet", "fabcorr-shard"))["ports"]}
     assert (config.sflow.port, config.http.address[1]) == (ports["sflow"], ports["http"])
