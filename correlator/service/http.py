@@ -3,7 +3,9 @@
 - ``/metrics``: the Prometheus exposition of the current view (text format 0.0.4);
 - ``/healthz``: 200 while the server runs; ``/readyz``: 200 once the view is ready and
   while every component runs, else 503 — both always without authentication, for probes;
-- ``/api/v1/...``: the JSON API (:mod:`correlator.service.api`).
+- ``/api/v1/...``: the JSON API (:mod:`correlator.service.api`);
+- ``/``: the fabric map (:mod:`correlator.service.map_page`), under its
+  Content-Security-Policy, behind the same authentication as the API.
 
 Optional TLS (a certificate and key file; the handshake happens in the request's thread)
 and optional basic auth (one user; compared in constant time; 401 with
@@ -30,7 +32,7 @@ from http.server import BaseHTTPRequestHandler, HTTPServer
 from typing import Any
 from urllib.parse import parse_qs, unquote, urlsplit
 
-from correlator.service import api
+from correlator.service import api, map_page
 from correlator.service.exporter import Exposition
 from correlator.view import View
 
@@ -177,6 +179,11 @@ class _Handler(BaseHTTPRequestHandler):
                        {"WWW-Authenticate": 'Basic realm="fabcorr", charset="UTF-8"'})
             return
         try:
+            if path == "/":
+                self._send(200, "text/html; charset=utf-8", map_page.page(),
+                           {"Content-Security-Policy": map_page.policy(live=True)
+                            + "; frame-ancestors 'none'", "Cache-Control": "no-store"})
+                return
             self._send(*self._answer(app, path, parts.query))
         except Exception:
             _log.exception("http: %s %s failed", self.command, path)
