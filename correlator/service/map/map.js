@@ -199,6 +199,7 @@ function shareTable(title, shares, parent) {
     return;
   }
   const table = html("table", undefined, parent);
+  table.setAttribute("data-table", title);
   const head = html("tr", undefined, table);
   for (const h of ["", "share", "95 % interval", "samples"]) html("th", h, head);
   for (const [name, share, low, high, samples] of shares) {
@@ -206,7 +207,7 @@ function shareTable(title, shares, parent) {
     row.setAttribute("data-name", name);
     html("td", name, row);
     html("td", pct(share), row);
-    html("td", `${pct(low)}–${pct(high)}`, row);
+    html("td", `${pct(low)}-${pct(high)}`, row);
     html("td", String(samples), row);
   }
 }
@@ -298,15 +299,15 @@ function drawTimeline() {
 
 function legend() {
   const box = document.getElementById("legend");
-  html("span", "utilisation of the busier direction:", box);
+  html("span", "busier direction:", box);
   for (const [, fill, text] of RAMP) {
     const item = html("span", undefined, box);
     const swatch = node("svg", {width: 22, height: 8}, item);
     node("rect", {width: 22, height: 8, rx: 2, fill: fill}, swatch);
     item.append(` ${text}`);
   }
-  html("span", "▲ hot (red)", box);
-  html("span", "dashed: one-sided LLDP", box);
+  html("span", "▲ hot", box);
+  html("span", "- - one-sided LLDP", box);
 }
 
 function zoom() {
