@@ -19,6 +19,10 @@ const cables = new Map(); // cable key -> {cable, line}
 const groups = new Map(); // "hosts:LEAF" -> {line, members: [cable]}
 const keyOf = new Map(); // either end ("switch:port") -> cable key
 let view = null; // the viewBox: [x, y, w, h]
+let lines = null; // the cables' layer
+let dots = null; // the boxes' layer
+const EXPAND_BELOW = 900; // zoomed in to a view narrower than this, collapsed hosts expand
+const GRID = [8, 7]; // expanded hosts: NICs per row, spacing
 
 function node(name, attrs, parent, text) {
   const found = document.createElementNS(SVG, name);
@@ -50,7 +54,10 @@ function when(t) {
 function draw() {
   const boxes = new Map(layout.boxes.map((b) => [b.id, b]));
   map.replaceChildren();
-  view = [0, 0, layout.width, layout.height];
+  // a fabric much wider than the canvas starts on its left part, zoomed out 1.6 times
+  const canvas = map.getBoundingClientRect();
+  const aspect = canvas.height ? canvas.width / canvas.height : 2;
+  view = [0, 0, Math.min(layout.width, layout.height * aspect * 1.6), layout.height];
   setView();
   const under = node("g", {class: "rails"}, map);
   const leafY = (layout.boxes.find((b) => b.row === "leaf") || {y: 0}).y;
@@ -60,7 +67,7 @@ function draw() {
     node("line", {x1: x0 + 4, x2: x1 - 4, y1: leafY + 26, y2: leafY + 26}, g);
     node("text", {x: (x0 + x1) / 2, y: leafY + 40}, g, `rail ${rail}`);
   }
-  const lines = node("g", {class: "cables"}, map);
+  lines = node("g", {class: "cables"}, map);
   for (const cable of layout.cables) {
     keyOf.set(cable.a, cable.a);
     keyOf.set(cable.b, cable.a);
@@ -72,7 +79,7 @@ function draw() {
           x1: from.x, y1: from.y, x2: to.x, y2: to.y, stroke: colour(null), "stroke-width": 3},
         lines);
         line.addEventListener("click", () => select(cable.to));
-        groups.set(cable.to, {line, members: []});
+        groups.set(cable.to, {line, members: [], from, to, expanded: false});
       }
       groups.get(cable.to).members.push(cable);
       cables.set(cable.a, {cable, line: null});
@@ -87,21 +94,21 @@ function draw() {
     line.addEventListener("click", () => select(cable.a));
     cables.set(cable.a, {cable, line});
   }
-  const top = node("g", {class: "boxes"}, map);
+  dots = node("g", {class: "boxes"}, map);
   for (const box of layout.boxes) {
     if (box.row === "hosts" && !layout.collapsed) {
-      const g = node("g", {class: "host", "data-host": box.id}, top);
+      const g = node("g", {class: "host", "data-host": box.id}, dots);
       node("circle", {cx: box.x, cy: box.y, r: 5}, g);
       node("text", {x: box.x, y: box.y + 9, transform: `rotate(60 ${box.x} ${box.y + 9})`},
         g, box.label);
     } else if (box.row === "hosts") {
-      const g = node("g", {class: "group", "data-group": box.id}, top);
+      const g = node("g", {class: "group", "data-group": box.id}, dots);
       node("rect", {x: box.x - 26, y: box.y - 10, width: 52, height: 20, rx: 4}, g);
       node("text", {x: box.x, y: box.y}, g, box.label);
       g.addEventListener("click", () => select(box.id));
     } else {
       const g = node("g", {class: "switch", "data-switch": box.label, "data-role": box.row},
-        top);
+        dots);
       const w = Math.max(56, box.label.length * 7.2 + 12);
       node("rect", {x: box.x - w / 2, y: box.y - 12, width: w, height: 24, rx: 5}, g);
       node("text", {x: box.x, y: box.y}, g, box.label);
@@ -118,7 +125,38 @@ function draw() {
   }
 }
 
-function setView() { map.setAttribute("viewBox", view.join(" ")); }
+function setView() {
+  map.setAttribute("viewBox", view.join(" "));
+  if (layout.collapsed && view[2] < EXPAND_BELOW) expandVisible();
+}
+
+// Zoomed in far enough, the collapsed hosts of the leaves in view are drawn NIC by NIC,
+// in a grid where their box was, each with its own cable.
+function expandVisible() {
+  let expanded = false;
+  for (const [id, group] of groups) {
+    const {from, to} = group;
+    if (group.expanded || to.x < view[0] || to.x > view[0] + view[2]) continue;
+    group.expanded = expanded = true;
+    group.line.setAttribute("visibility", "hidden");
+    map.querySelector(`.group[data-group="${id}"]`).setAttribute("visibility", "hidden");
+    const [per, gap] = GRID;
+    group.members.forEach((cable, k) => {
+      const x = to.x + ((k % per) - (per - 1) / 2) * gap;
+      const y = to.y - 10 + Math.floor(k / per) * gap;
+      const line = node("line", {class: "cable", "data-link": cable.a, "data-peer": cable.b,
+        "data-tier": cable.tier, "data-status": cable.status, x1: from.x, y1: from.y + 12,
+        x2: x, y2: y, stroke: colour(null), "stroke-width": 1}, lines);
+      node("title", {}, line, `${cable.a} – ${cable.b}`);
+      line.addEventListener("click", () => select(cable.a));
+      const dot = node("g", {class: "host", "data-host": cable.b}, dots);
+      node("circle", {cx: x, cy: y, r: 2.5}, dot);
+      node("title", {}, dot, cable.b);
+      cables.get(cable.a).line = line;
+    });
+  }
+  if (expanded && state) update();
+}
 
 function hotspotOf(link) { return (state.hotspots || []).find((h) => h.link === link); }
 
@@ -139,16 +177,16 @@ function update() {
   for (const [key, {cable, line}] of cables) {
     const direction = busier(key);
     const hot = hotspotOf(direction.from);
-    if (line === null) {
-      const group = groups.get(cable.to);
-      const u = Math.max(group.u || 0, direction.utilization || 0);
-      group.u = u;
+    const group = groups.get(cable.to);
+    if (group) {
+      group.u = Math.max(group.u || 0, direction.utilization || 0);
       if (hot) hotGroups.set(cable.to, hot);
-      continue;
     }
+    if (line === null) continue;
+    const thin = group ? 1 : 2; // an expanded host's cable is drawn thinner
     line.setAttribute("data-link", direction.from);
     line.setAttribute("stroke", colour(direction.utilization));
-    line.setAttribute("stroke-width", 2 + 3 * Math.min(1, direction.utilization || 0));
+    line.setAttribute("stroke-width", thin + 1.5 * thin * Math.min(1, direction.utilization || 0));
     line.setAttribute("data-utilization", direction.utilization === null ? "" :
       direction.utilization.toFixed(3));
     if (hot) {

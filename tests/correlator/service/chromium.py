@@ -42,6 +42,7 @@ class Browser:
 
     def __enter__(self) -> Browser:
         profile = self.folder / "chromium-profile"
+        (profile / "DevToolsActivePort").unlink(missing_ok=True)  # a former run's
         self.process = subprocess.Popen(
             [chromium_or_skip(), "--headless", "--no-sandbox", "--disable-gpu",
              "--no-first-run", "--disable-extensions", "--hide-scrollbars",

@@ -22,6 +22,7 @@ import pytest
 import yaml
 
 from correlator.cli.demo import shipped
+from correlator.cli.main import main
 from correlator.service.exporter import Exposition
 from correlator.service.fabric_map import layout_data
 from correlator.service.http import HttpServer
@@ -29,6 +30,7 @@ from correlator.view import View
 from simulator.generator import generate_facts
 from simulator.ladder import ladder_spec
 from tests.correlator.service.chromium import Browser, chromium_or_skip
+from tests.correlator.service.example_view import SNAPSHOT, make_capture
 from tests.correlator.service.running import free_port
 from topology.build import build_graph
 
@@ -159,6 +161,21 @@ def test_a_tenant_filter_lights_up_only_its_cables(demo_page):
     assert not [t for t in found["lit"] if re.match(r"leaf0[34]:Ethernet[1-8] ", t)]
 
 
+def test_the_offline_map_draws_from_its_embedded_data_alone(browser, tmp_path):
+    """``fabcorr map`` of the example run: the page connects nowhere (its policy forbids
+    it) and still shows the hot cable (team-a floods leaf01:Ethernet5 towards spine01)."""
+    out = tmp_path / "map.html"
+    assert main(["map", "--snapshot", str(SNAPSHOT), "--pcap", str(make_capture(tmp_path)),
+                 "--out", str(out)]) == 0
+    browser.load(out.as_uri(), READY)
+    found = browser.evaluate("""[
+        [...document.querySelectorAll('.switch')].map((g) => g.textContent).sort(),
+        [...document.querySelectorAll('.cable[data-state="hot"]')].map((e) => e.dataset.link),
+        performance.getEntriesByType('resource').length]""")
+    assert found == [["leaf01", "leaf02", "leaf03", "leaf04", "spine01", "spine02"],
+                     ["leaf01:Ethernet5"], 0]
+
+
 def test_the_medium_fabric_page_loads_in_under_two_seconds(browser, capsys):
     fabric = build_graph(generate_facts(ladder_spec("medium")))
     view = View(fabric)
@@ -173,10 +190,15 @@ def test_the_medium_fabric_page_loads_in_under_two_seconds(browser, capsys):
         switches, lines = browser.evaluate(
             "[document.querySelectorAll('.switch').length,"
             " document.querySelectorAll('.cable').length]")
+        # zoomed in on the first 600 px, the 9 leaves there show their 64 NICs each
+        hosts = browser.evaluate("""(() => { view = [0, 0, 600, 400]; setView();
+            return [...document.querySelectorAll('.cable[data-tier="host"]')].map(
+                (e) => e.dataset.link); })()""")
     finally:
         server.close()
     with capsys.disabled():
         print(f"\nmedium fabric map: loaded in {wall:.2f} s, {busy:.2f} s of the page's main "
               f"thread (load average {os.getloadavg()[0]:.1f})")
     assert (switches, lines) == (192, 8192 + 128)  # leaf-spine cables, one per leaf's hosts
+    assert len(hosts) == 9 * 64 and hosts[:2] == ["leaf01:Ethernet1", "leaf01:Ethernet2"]
     assert busy < 2.0
