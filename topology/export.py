@@ -48,7 +48,7 @@ _CABLE_STYLE = {
 _OTHER_EDGE_STYLE = "style=dotted, color=gray"
 
 
-def render(fabric: FabricGraph, fmt: str) -> bytes:
+def render(fabric: FabricGraph, fmt: str, kinds: frozenset[str] | None = None) -> bytes:
     """Render the fabric graph in one export format.
 
     Parameters
@@ -58,6 +58,9 @@ def render(fabric: FabricGraph, fmt: str) -> bytes:
         uses are added from ``fabric.vfs`` with their ``vf-of`` edges).
     fmt : str
         One of :data:`FORMATS`.
+    kinds : frozenset of str, optional
+        Only the nodes of these kinds (:class:`NodeKind` values) and the edges between
+        them; default every node.
 
     Returns
     -------
@@ -73,7 +76,30 @@ def render(fabric: FabricGraph, fmt: str) -> bytes:
         renderer = _RENDERERS[fmt]
     except KeyError:
         raise ValueError(f"unknown format {fmt!r}; allowed: {', '.join(FORMATS)}") from None
-    return renderer(whole_graph(fabric))
+    graph = whole_graph(fabric)
+    if kinds is not None:
+        graph = graph.subgraph([n for n, kind in graph.nodes(data=KIND) if kind in kinds])
+    return renderer(graph)
+
+
+def node_kinds(text: str) -> frozenset[str]:
+    """Node kinds from a comma-separated list (``switch,port``).
+
+    >>> sorted(node_kinds("switch, port"))
+    ['port', 'switch']
+    >>> node_kinds("switches")
+    Traceback (most recent call last):
+    ...
+    ValueError: unknown node kind 'switches' (kinds: tenant, job, pod, ..., switch, port)
+    """
+    found = frozenset(k.strip() for k in text.split(",") if k.strip())
+    for kind in sorted(found):
+        if kind not in NodeKind.__members__.values():
+            raise ValueError(f"unknown node kind {kind!r} (kinds: "
+                             f"{', '.join(NodeKind.__members__.values())})")
+    if not found:
+        raise ValueError("no node kind given")
+    return found
 
 
 def whole_graph(fabric: FabricGraph) -> nx.Graph:
@@ -90,7 +116,8 @@ def whole_graph(fabric: FabricGraph) -> nx.Graph:
     return whole
 
 
-def export_graph(fabric: FabricGraph, fmt: str, path: str | Path) -> None:
+def export_graph(fabric: FabricGraph, fmt: str, path: str | Path,
+                 kinds: frozenset[str] | None = None) -> None:
     """Write the fabric graph to ``path`` in one export format.
 
     Parameters
@@ -101,6 +128,8 @@ def export_graph(fabric: FabricGraph, fmt: str, path: str | Path) -> None:
         One of :data:`FORMATS`.
     path : str or Path
         The file to write (replaced if it exists).
+    kinds : frozenset of str, optional
+        Only the nodes of these kinds, as for :func:`render`.
 
     Raises
     ------
@@ -109,7 +138,7 @@ def export_graph(fabric: FabricGraph, fmt: str, path: str | Path) -> None:
     WriteError
         If ``path`` cannot be written (a missing folder, a directory, no permission).
     """
-    replace_file(path, render(fabric, fmt))
+    replace_file(path, render(fabric, fmt, kinds))
 
 
 def _graphml(graph: nx.Graph) -> bytes:
@@ -139,9 +168,9 @@ def _cytoscape(graph: nx.Graph) -> bytes:
 
 def _dot(graph: nx.Graph) -> bytes:
     layer = {n: _layer(graph, n) for n in graph}
-    lines = ["graph fabric {", "  rankdir=TB;"]
-    lines += [f"  {_quote(n)} [label={_quote(id_name(n))}, {_NODE_STYLE.get(kind, '')}];"
-              for n, kind in graph.nodes(data=KIND)]
+    lines = ["graph fabric {", "  rankdir=TB; nodesep=0.1;"]
+    lines += [f"  {_quote(n)} [label={_quote(_dot_label(graph, n))}, "
+              f"{_NODE_STYLE.get(kind, '')}];" for n, kind in graph.nodes(data=KIND)]
     for index in range(len(_LAYERS)):
         members = " ".join(_quote(n) + ";" for n in graph if layer[n] == index)
         if members:
@@ -153,6 +182,12 @@ def _dot(graph: nx.Graph) -> bytes:
         lines.append(f"  {_quote(a)} -- {_quote(b)} [{style}];")
     lines.append("}")
     return ("\n".join(lines) + "\n").encode()
+
+
+def _dot_label(graph: nx.Graph, node: str) -> str:
+    """The node's readable ID; a port, drawn just below its switch, only its own name."""
+    attrs = graph.nodes[node]
+    return attrs.get("name") or id_name(node) if attrs[KIND] == NodeKind.PORT else id_name(node)
 
 
 def _layer(graph: nx.Graph, node: str) -> float:

@@ -30,7 +30,7 @@ from inventory.kubernetes.snapshot import read_cluster_objects
 from inventory.problems import PROBLEM_KINDS
 from topology.build import build_graph
 from topology.export import FORMATS as EXPORT_FORMATS
-from topology.export import export_graph
+from topology.export import export_graph, node_kinds
 from topology.export import render as render_graph
 from topology.queries import summary
 from topology.resolve import check_reference
@@ -108,6 +108,10 @@ def register(commands: argparse._SubParsersAction) -> None:
     add_snapshot(export)
     export.add_argument("-o", "--output", required=True, choices=EXPORT_FORMATS,
                         help="export format: " + ", ".join(EXPORT_FORMATS))
+    export.add_argument("--kinds", type=checked(node_kinds), default=None, metavar="KIND,...",
+                        help="only nodes of these kinds and the edges between them, e.g. "
+                        "switch,port for the cabling alone (kinds: "
+                        + ", ".join(NodeKind.__members__.values()) + "; default all)")
     add_out(export, "export", "-")
     export.set_defaults(run=_export)
     plan.register(sub)
@@ -262,7 +266,7 @@ def _problems(args: argparse.Namespace) -> ExitStatus:
 def _export(args: argparse.Namespace) -> ExitStatus:
     fabric = load_snapshot(args.snapshot)
     if args.out == "-":
-        to_stdout(render_graph(fabric, args.output))
+        to_stdout(render_graph(fabric, args.output, args.kinds))
     else:
-        export_graph(fabric, args.output, args.out)
+        export_graph(fabric, args.output, args.out, args.kinds)
     return ExitStatus.OK

@@ -13,7 +13,9 @@ from pathlib import Path
 import networkx as nx
 import pytest
 
+from correlator.cli.demo import shipped
 from simulator.generator import FabricSpec, JobSpec, generate_facts
+from simulator.scenario import load_scenario
 from topology.build import build_graph
 from topology.export import FORMATS, export_graph, render, whole_graph
 from topology.graph import FabricGraph
@@ -185,3 +187,26 @@ def test_unknown_format_lists_the_allowed_ones(fabric, tmp_path):
     for fmt in FORMATS:
         assert fmt in str(raised.value)
     assert not (tmp_path / "fabric.svg").exists()
+
+
+def test_kinds_keep_only_those_nodes_and_the_edges_between_them(fabric):
+    kinds = frozenset({"switch", "port"})
+    text = render(fabric, "dot", kinds).decode()
+    graph = whole_graph(fabric)
+    kept = {n for n, kind in graph.nodes(data=KIND) if kind in kinds}
+    assert set(re.findall(r'^  "([^"]*)" \[label=', text, flags=re.MULTILINE)) == kept
+    edges = re.findall(r'^  "([^"]*)" -- "([^"]*)" \[', text, flags=re.MULTILINE)
+    assert {frozenset(e) for e in edges} == _edges(graph.subgraph(kept))
+    assert '"port:leaf01/Ethernet1" [label="Ethernet1", shape=ellipse' in text
+    back = nx.node_link_graph(json.loads(render(fabric, "json", frozenset({"switch"}))),
+                              edges="edges")
+    assert set(back) == LEAVES | SPINES and back.number_of_edges() == 0
+
+
+def test_the_demo_fabrics_cabling_fits_in_4000_px():
+    """Switches and ports only: Graphviz draws the demo fabric (6 switches, 48 ports) 2,905
+    pt wide, 3,873 px at its 96 dpi (the whole graph: 21,103 px)."""
+    demo = build_graph(generate_facts(load_scenario(shipped()["demo"]).fabric))
+    svg = _run_dot(render(demo, "dot", frozenset({"switch", "port"})), "svg")
+    width, _ = re.search(r'<svg width="(\d+)pt" height="(\d+)pt"', svg).groups()
+    assert int(width) * 96 / 72 <= 4000
