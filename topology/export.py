@@ -1,16 +1,22 @@
-"""Graph export: GraphML, GEXF, node-link JSON, DOT and Cytoscape.js JSON."""
+"""Graph export: GraphML, GEXF, node-link JSON, DOT and Cytoscape.js JSON.
+
+Optionally only some node kinds, and with the heat of an interval: each cable's
+``utilization`` (of its busier direction) and ``hotspot`` (its severity) as edge
+attributes, which DOT draws as colours (:data:`topology.layout.BANDS`) and hot labels.
+"""
 
 from __future__ import annotations
 
 import io
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 
 import networkx as nx
 
 from inventory.files import replace_file
 from topology.graph import FabricGraph
+from topology.layout import HOT_COLOUR, band
 from topology.schema import (
     KIND,
     ROLE,
@@ -46,9 +52,15 @@ _CABLE_STYLE = {
     LinkStatus.CONFLICT: "style=bold, color=red",
 }
 _OTHER_EDGE_STYLE = "style=dotted, color=gray"
+UTILIZATION, HOTSPOT = "utilization", "hotspot"
+"""The edge attributes a cable gets from the heat of an interval."""
+Heat = Mapping[frozenset[str], tuple[float | None, str]]
+"""A cable's two ends (node IDs) -> the utilisation of its busier direction (None: not
+measured) and the severity of its hotspot ("" when it is not hot)."""
 
 
-def render(fabric: FabricGraph, fmt: str, kinds: frozenset[str] | None = None) -> bytes:
+def render(fabric: FabricGraph, fmt: str, kinds: frozenset[str] | None = None,
+           heat: Heat | None = None) -> bytes:
     """Render the fabric graph in one export format.
 
     Parameters
@@ -61,6 +73,8 @@ def render(fabric: FabricGraph, fmt: str, kinds: frozenset[str] | None = None) -
     kinds : frozenset of str, optional
         Only the nodes of these kinds (:class:`NodeKind` values) and the edges between
         them; default every node.
+    heat : Heat, optional
+        An interval's cables: their edges get ``utilization`` and ``hotspot``.
 
     Returns
     -------
@@ -79,6 +93,16 @@ def render(fabric: FabricGraph, fmt: str, kinds: frozenset[str] | None = None) -
     graph = whole_graph(fabric)
     if kinds is not None:
         graph = graph.subgraph([n for n, kind in graph.nodes(data=KIND) if kind in kinds])
+    if heat:
+        graph = graph.copy()
+        for cable, (utilization, severity) in heat.items():
+            a, b = cable
+            if graph.has_edge(a, b):
+                edge = graph.edges[a, b]
+                if utilization is not None:
+                    edge[UTILIZATION] = round(utilization, 4)
+                if severity:
+                    edge[HOTSPOT] = severity
     return renderer(graph)
 
 
@@ -117,7 +141,7 @@ def whole_graph(fabric: FabricGraph) -> nx.Graph:
 
 
 def export_graph(fabric: FabricGraph, fmt: str, path: str | Path,
-                 kinds: frozenset[str] | None = None) -> None:
+                 kinds: frozenset[str] | None = None, heat: Heat | None = None) -> None:
     """Write the fabric graph to ``path`` in one export format.
 
     Parameters
@@ -130,6 +154,8 @@ def export_graph(fabric: FabricGraph, fmt: str, path: str | Path,
         The file to write (replaced if it exists).
     kinds : frozenset of str, optional
         Only the nodes of these kinds, as for :func:`render`.
+    heat : Heat, optional
+        An interval's cables, as for :func:`render`.
 
     Raises
     ------
@@ -138,7 +164,7 @@ def export_graph(fabric: FabricGraph, fmt: str, path: str | Path,
     WriteError
         If ``path`` cannot be written (a missing folder, a directory, no permission).
     """
-    replace_file(path, render(fabric, fmt, kinds))
+    replace_file(path, render(fabric, fmt, kinds, heat))
 
 
 def _graphml(graph: nx.Graph) -> bytes:
@@ -177,11 +203,23 @@ def _dot(graph: nx.Graph) -> bytes:
             lines.append(f"  {{ rank=same; {members} }}")
     for a, b, edge in graph.edges(data=True):
         a, b = sorted((a, b), key=layer.__getitem__)  # Graphviz ranks an edge's tail higher
-        style = (_CABLE_STYLE.get(edge.get(STATUS), "style=bold")
-                 if edge[KIND] == EdgeKind.CABLED else _OTHER_EDGE_STYLE)
+        style = (_cable_style(edge) if edge[KIND] == EdgeKind.CABLED else _OTHER_EDGE_STYLE)
         lines.append(f"  {_quote(a)} -- {_quote(b)} [{style}];")
     lines.append("}")
     return ("\n".join(lines) + "\n").encode()
+
+
+def _cable_style(edge: dict) -> str:
+    """A cable by its LLDP status; with heat, coloured by utilisation, a hot one red and
+    labelled with its severity."""
+    style = _CABLE_STYLE.get(edge.get(STATUS), "style=bold")
+    if HOTSPOT in edge:
+        return (f'{style}, color="{HOT_COLOUR}", penwidth=4, label="hot: {edge[HOTSPOT]}", '
+                f'fontcolor="{HOT_COLOUR}"')
+    if UTILIZATION in edge:
+        width = 1 + 3 * min(1.0, edge[UTILIZATION])
+        return f'{style}, color="{band(edge[UTILIZATION])}", penwidth={width:.1f}'
+    return style
 
 
 def _dot_label(graph: nx.Graph, node: str) -> str:

@@ -20,8 +20,8 @@ from dataclasses import dataclass
 from topology.graph import FabricGraph
 from topology.schema import KIND, RAILS, ROLE, STATUS, NodeKind, SwitchRole, switch_id
 
-__all__ = ["Box", "Cable", "Layout", "crossings", "drawn_rows", "layout", "naive_rows",
-           "order_rows"]
+__all__ = ["BANDS", "Box", "Cable", "Layout", "band", "crossings", "drawn_rows", "layout",
+           "naive_rows", "order_rows"]
 
 ROWS = tuple(r.value for r in (SwitchRole.UNKNOWN, SwitchRole.SUPER_SPINE, SwitchRole.SPINE,
                                SwitchRole.LEAF))
@@ -36,6 +36,12 @@ SWITCH_SLOT = 64.0
 ROW_GAP = 150.0
 MARGIN = 40.0
 SWEEPS = 6
+HOT_COLOUR = "#b03a2e"
+BANDS: tuple[tuple[float | None, str, str], ...] = (
+    (0.25, "#b8c4cf", "≤25%"), (0.5, "#7fb3a6", "≤50%"), (0.75, "#3f9a8a", "≤75%"),
+    (0.9, "#e0a43a", "≤90%"), (1.0, "#d9661f", "≤100%"), (None, HOT_COLOUR, "over 100%"))
+"""How a cable is coloured by its utilisation: up to each bound (None: any), a colour (a
+calm grey-teal, warming past 75 %) and its legend."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -115,6 +121,15 @@ def naive_rows(fabric: FabricGraph) -> tuple[list[list[str]], list[tuple[str, st
         nodes.add(node)
         cables.append((switch_id(graph.nodes[port]["switch"]), node))
     return [*rows, sorted(nodes)], cables
+
+
+def band(utilization: float) -> str:
+    """The colour of a utilisation (:data:`BANDS`).
+
+    >>> band(0.1), band(0.87654), band(1.2)
+    ('#b8c4cf', '#e0a43a', '#b03a2e')
+    """
+    return next(c for bound, c, _ in BANDS if bound is None or utilization <= bound)
 
 
 def drawn_rows(drawn: Layout) -> tuple[list[list[str]], list[tuple[str, str]]]:

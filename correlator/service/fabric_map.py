@@ -24,7 +24,7 @@ from correlator.collect.rates import Rates
 from correlator.service.traffic import label, plain
 from correlator.view import View
 from topology.graph import FabricGraph
-from topology.layout import Layout, layout
+from topology.layout import BANDS, Cable, Layout, layout
 from topology.schema import NodeKind, pf_id, port_id
 
 TIMELINE_INTERVALS = 12
@@ -45,6 +45,7 @@ def _layout_data(fabric: FabricGraph) -> dict[str, Any]:
     found = fabric_layout(fabric)
     return {
         "width": found.width, "height": found.height, "collapsed": found.collapsed,
+        "bands": [list(b) for b in BANDS],
         "rails": [list(r) for r in found.rails],
         "boxes": [{"id": b.id, "label": b.label, "row": b.row, "x": round(b.x, 1),
                    "y": b.y, "rail": b.rail, "count": b.count} for b in found.boxes],
@@ -66,8 +67,7 @@ def state_data(view: View, intervals: int = TIMELINE_INTERVALS) -> dict[str, Any
     table = {(link.port, link.direction): link for link in attribution.links}
     cables = {}
     for cable in fabric_layout(fabric).cables:
-        near = port_id(*cable.a.split(":", 1))
-        far = (pf_id if cable.tier == "host" else port_id)(*cable.b.split(":", 1))
+        near, far = ends(cable)
         directions = [_direction(traffic_of(table, near, OUT, far), cable.a,
                                  view.rates.get(near), OUT),
                       _direction(traffic_of(table, near, IN, far), cable.b,
@@ -83,6 +83,28 @@ def state_data(view: View, intervals: int = TIMELINE_INTERVALS) -> dict[str, Any
     return {"start": attribution.start, "seconds": attribution.seconds, "cables": cables,
             "hotspots": [_hotspot(fabric, h) for h in view.hotspots],
             "timeline": {"from": start, "to": end, "bars": bars}}
+
+
+def ends(cable: Cable) -> tuple[str, str]:
+    """The node IDs of a cable's ``a`` end (a port) and ``b`` end (a port or a PF)."""
+    far = pf_id if cable.tier == "host" else port_id
+    return port_id(*cable.a.split(":", 1)), far(*cable.b.split(":", 1))
+
+
+def cable_heat(view: View) -> dict[frozenset[str], tuple[float | None, str]]:
+    """Each cable with traffic in the last interval, by its ends' node IDs: the utilisation
+    of its busier direction and the severity of its hotspot ("" when not hot), as
+    :func:`topology.export.render` colours them."""
+    state = state_data(view)
+    hot = {h["link"]: h["severity"] for h in state["hotspots"]}
+    found = {}
+    for cable in fabric_layout(view.fabric).cables:
+        traffic = state["cables"].get(cable.a)
+        severity = hot.get(cable.a) or hot.get(cable.b, "")
+        if traffic is not None or severity:
+            found[frozenset(ends(cable))] = (
+                traffic["utilization"] if traffic is not None else None, severity)
+    return found
 
 
 def _direction(traffic: LinkTraffic | None, sender: str, rates: Rates | None,

@@ -210,3 +210,24 @@ def test_the_demo_fabrics_cabling_fits_in_4000_px():
     svg = _run_dot(render(demo, "dot", frozenset({"switch", "port"})), "svg")
     width, _ = re.search(r'<svg width="(\d+)pt" height="(\d+)pt"', svg).groups()
     assert int(width) * 96 / 72 <= 4000
+
+
+def test_heat_colours_cables_by_utilisation_and_marks_hot_ones(fabric):
+    busy = frozenset({"port:leaf01/Ethernet5", "port:spine01/Ethernet1"})
+    hot = frozenset({"port:leaf01/Ethernet6", "port:spine02/Ethernet1"})
+    idle = frozenset({"port:leaf02/Ethernet5", "port:spine01/Ethernet2"})
+    heat = {busy: (0.6, ""), hot: (1.2, "critical"), idle: (None, ""),
+            frozenset({"port:nowhere/x", "port:leaf01/Ethernet5"}): (0.5, "")}
+    text = render(fabric, "dot", frozenset({"switch", "port"}), heat).decode()
+    styles = {frozenset(re.findall(r'"([^"]*)"', line.split("[")[0])): line.split("[")[1]
+              for line in text.splitlines() if " -- " in line}
+    assert styles[busy] == 'style=bold, color="#3f9a8a", penwidth=2.8];'
+    assert styles[hot] == ('style=bold, color="#b03a2e", penwidth=4, label="hot: critical", '
+                           'fontcolor="#b03a2e"];')
+    assert styles[idle] == "style=bold];"
+    back = nx.node_link_graph(json.loads(render(fabric, "json", None, heat)), edges="edges")
+    assert back.edges[tuple(busy)] == {"kind": "cabled", "status": "confirmed", "reports": 2,
+                                       "speed_bps": 400_000_000_000, "tier": "leaf-spine",
+                                       "utilization": 0.6}
+    assert back.edges[tuple(hot)]["hotspot"] == "critical"
+    assert "utilization" not in fabric.graph.edges[tuple(busy)]  # the fabric is untouched

@@ -8,9 +8,6 @@ const map = document.getElementById("map");
 const panel = document.getElementById("panel");
 const filter = document.getElementById("filter");
 const embedded = document.getElementById("map-data");
-// Utilisation bands: up to each bound, its colour (a calm grey-teal, warming past 75 %).
-const RAMP = [[0.25, "#b8c4cf", "≤25%"], [0.5, "#7fb3a6", "≤50%"], [0.75, "#3f9a8a", "≤75%"],
-  [0.9, "#e0a43a", "≤90%"], [1, "#d9661f", "≤100%"], [Infinity, "#b03a2e", "over 100%"]];
 
 let layout = null;
 let state = null;
@@ -42,7 +39,7 @@ function html(tag, text, parent, cls) {
 
 function colour(u) {
   if (u === null || u === undefined) return "#d5dbe1";
-  return RAMP.find(([bound]) => u <= bound)[1];
+  return layout.bands.find(([bound]) => bound === null || u <= bound)[1];
 }
 
 function pct(x) { return x === null || x === undefined ? "–" : `${Math.round(x * 100)}%`; }
@@ -338,7 +335,7 @@ function drawTimeline() {
 function legend() {
   const box = document.getElementById("legend");
   html("span", "busier direction:", box);
-  for (const [, fill, text] of RAMP) {
+  for (const [, fill, text] of layout.bands) {
     const item = html("span", undefined, box);
     const swatch = node("svg", {width: 22, height: 8}, item);
     node("rect", {width: 22, height: 8, rx: 2, fill: fill}, swatch);
@@ -391,15 +388,16 @@ async function refresh() {
 }
 
 async function start() {
-  legend();
   zoom();
   filter.addEventListener("change", applyFilter);
   if (embedded) {
     ({layout, state} = JSON.parse(embedded.textContent));
+    legend();
     draw();
     update();
   } else {
     layout = await fetchJson("api/v1/map/layout");
+    legend();
     draw();
     await refresh();
   }

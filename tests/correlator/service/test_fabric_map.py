@@ -11,7 +11,7 @@ import pytest
 
 from correlator.cli.main import main
 from correlator.service.exporter import Exposition
-from correlator.service.fabric_map import layout_data, state_data
+from correlator.service.fabric_map import cable_heat, layout_data, state_data
 from correlator.service.http import HttpServer
 from correlator.service.map_page import page, policy
 from correlator.view import View
@@ -135,3 +135,17 @@ def test_fabcorr_map_writes_one_offline_page(pcap, view, tmp_path, capsys):
     assert capsys.readouterr().err.startswith(f"{out}: 22 boxes, 24 cables, the interval ")
     assert main(["map", "--snapshot", str(SNAPSHOT), "--out", str(out)]) == 0
     assert '"cables":{}' in out.read_text()
+
+
+def test_the_heat_of_the_last_interval_by_cable(view):
+    assert cable_heat(view) == {
+        frozenset({"port:leaf01/Ethernet5", "port:spine01/Ethernet1"}): (0.87654, "warning")}
+
+
+def test_topology_export_colours_the_runs_cables(pcap, capsysbinary):
+    assert main(["topology", "export", "-o", "dot", "--kinds", "switch,port", "--snapshot",
+                 str(SNAPSHOT), "--pcap", str(pcap)]) == 0
+    lines = [line for line in capsysbinary.readouterr().out.decode().splitlines()
+             if "color=\"#" in line and " -- " in line]
+    assert lines == ['  "port:spine01/Ethernet1" -- "port:leaf01/Ethernet5" [style=bold, '
+                     'color="#b03a2e", penwidth=4, label="hot: warning", fontcolor="#b03a2e"];']
