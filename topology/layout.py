@@ -26,6 +26,7 @@ __all__ = ["BANDS", "Box", "Cable", "Layout", "band", "crossings", "drawn_rows",
 ROWS = tuple(r.value for r in (SwitchRole.UNKNOWN, SwitchRole.SUPER_SPINE, SwitchRole.SPINE,
                                SwitchRole.LEAF))
 """The switch rows, top to bottom (switches of unknown role on their own row on top)."""
+LEAF = SwitchRole.LEAF.value
 HOSTS = "hosts"
 """The row below the leaves: host NICs, or per-leaf host boxes when collapsed."""
 COLLAPSE_OVER = 256
@@ -98,7 +99,7 @@ def layout(fabric: FabricGraph, collapse_over: int = COLLAPSE_OVER) -> Layout:
             fabric.nodes_of(NodeKind.SWITCH)}
     rail = {s: _rail(graph.nodes[s].get(RAILS, "")) for s in role}
     rows = {r: sorted(s for s in role if role[s] == r) for r in ROWS}
-    rows[SwitchRole.LEAF].sort(key=lambda s: (rail[s], s))
+    rows[LEAF].sort(key=lambda s: (rail[s], s))
     links = [(switch_id(graph.nodes[a]["switch"]), switch_id(graph.nodes[b]["switch"]))
              for a, b, _ in _switch_cables(fabric)]
     ordered = order_rows([rows[r] for r in ROWS], links, rail)
@@ -253,7 +254,7 @@ def _place(fabric: FabricGraph, rows: dict[str, list[str]],
     nodes = fabric.graph.nodes
     used = [r for r in ROWS if rows[r]]
     y = {r: MARGIN + 20 + n * ROW_GAP for n, r in enumerate([*used, HOSTS])}
-    leaves = rows[SwitchRole.LEAF]
+    leaves = rows[LEAF]
     widths = [SWITCH_SLOT if collapsed else max(SWITCH_SLOT, SLOT * len(hosts.get(s, ())))
               for s in leaves]
     width = max([sum(widths)] + [SWITCH_SLOT * len(rows[r]) for r in used]) + 2 * MARGIN
@@ -263,8 +264,8 @@ def _place(fabric: FabricGraph, rows: dict[str, list[str]],
     left = (width - sum(widths)) / 2
     for leaf, slot in zip(leaves, widths, strict=True):
         centre = left + slot / 2
-        boxes.append(Box(leaf, nodes[leaf]["name"], SwitchRole.LEAF, centre,
-                         y[SwitchRole.LEAF], rail[leaf]))
+        boxes.append(Box(leaf, nodes[leaf]["name"], LEAF, centre,
+                         y[LEAF], rail[leaf]))
         span = spans.setdefault(rail[leaf], [left, left + slot])
         span[1] = left + slot
         below = hosts.get(leaf, [])
@@ -282,7 +283,7 @@ def _place(fabric: FabricGraph, rows: dict[str, list[str]],
                                 edge[STATUS]))
         left += slot
     for r in used:
-        if r == SwitchRole.LEAF:
+        if r == LEAF:
             continue
         step = (width - 2 * MARGIN) / len(rows[r])
         boxes += [Box(s, nodes[s]["name"], r, MARGIN + (i + 0.5) * step, y[r])

@@ -7,7 +7,7 @@ from functools import cache
 import pytest
 
 from correlator.cli.demo import shipped
-from simulator.generator import generate_facts
+from simulator.generator import FabricSpec, generate_facts
 from simulator.ladder import ladder_spec
 from simulator.scenario import load_scenario
 from topology.build import build_graph
@@ -104,3 +104,22 @@ def test_barycentre_keeps_leaves_within_their_rail():
 ])
 def test_crossings(rows, cables, expected):
     assert crossings(rows, cables) == expected
+
+
+def test_a_three_tier_fabric_gets_a_super_spine_row_on_top():
+    """Four Clos pods of two leaves under four super-spines (tests/topology/test_answers):
+    the rows' name order already crosses least, and barycentre keeps it."""
+    fabric = build_graph(generate_facts(FabricSpec(
+        nodes=32, rails=2, leaves_per_rail=4, spines=2, uplinks_per_leaf=4, leaves_per_pod=2,
+        super_spines=4, uplinks_per_spine=2, vfs_per_pf=4)))
+    drawn = layout(fabric)
+    rows = {(b.row, b.y): [] for b in drawn.boxes}
+    for b in drawn.boxes:
+        rows[b.row, b.y].append(b.label)
+    assert [(row, y, len(labels)) for (row, y), labels in rows.items()] == [
+        ("leaf", 360.0, 8), ("hosts", 510.0, 64), ("super-spine", 60.0, 4), ("spine", 210.0, 8)]
+    assert rows["super-spine", 60.0] == [f"superspine0{n}" for n in range(1, 5)]
+    assert Cable("spine01:Ethernet5", "superspine01:Ethernet1", "switch:spine01",
+                 "switch:superspine01", "spine-super-spine", "confirmed") in drawn.cables
+    assert crossings(*drawn_rows(drawn)) == 52
+    assert crossings(*naive_rows(fabric)) == 548
