@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import base64
 import json
+import os
 import shutil
 import subprocess
 import time
@@ -111,11 +112,24 @@ class Browser:
             time.sleep(0.02)
         raise AssertionError(f"{url}: not ready ({ready}) after {deadline_s:g} s")
 
-    def main_thread_s(self) -> float:
-        """Seconds the page's main thread has spent on tasks (scripts, style, layout,
-        paint): what loading costs, whatever else the machine runs."""
-        metrics = self.call("Performance.getMetrics")["metrics"]
-        return next(m["value"] for m in metrics if m["name"] == "TaskDuration")
+    def cpu_s(self) -> float:
+        """CPU seconds the browser's processes have used (user and system, from /proc):
+        what loading a page costs, however busy the machine is."""
+        assert self.process is not None
+        parents, ticks = {}, {}
+        for stat in Path("/proc").glob("[0-9]*/stat"):
+            try:
+                fields = stat.read_text().rpartition(")")[2].split()
+            except OSError:  # a process that just ended
+                continue
+            pid = int(stat.parent.name)
+            parents[pid], ticks[pid] = int(fields[1]), int(fields[11]) + int(fields[12])
+        ours, grown = {self.process.pid}, True
+        while grown:
+            found = {pid for pid, parent in parents.items() if parent in ours} - ours
+            ours |= found
+            grown = bool(found)
+        return sum(ticks.get(pid, 0) for pid in ours) / os.sysconf("SC_CLK_TCK")
 
     def screenshot(self, path: Path) -> None:
         """The viewport as a PNG."""

@@ -1,7 +1,7 @@
 """The fabric map in headless Chromium, over the DevTools protocol: the page ``fabcorr run``
 serves while the demo runs (its noisy job team-c/sweep congests leaf01:Ethernet9 towards
 spine01; the demo's traffic is stretched to 180 s so the hotspot stays up while the
-browser looks), and the medium fabric's page (192 switches, 16,384 cables).
+browser looks), and the medium fabric's page (192 switches, 16,384 cables, all busy).
 
 Each check of the demo's page runs in one JavaScript evaluation, between two of the
 page's refreshes, so it sees one interval's state. Skipped, saying why, without chromium.
@@ -21,12 +21,12 @@ import urllib.request
 import pytest
 import yaml
 
+from benchmarks.service_suite import busy_view
 from correlator.cli.demo import shipped
 from correlator.cli.main import main
 from correlator.service.exporter import Exposition
-from correlator.service.fabric_map import layout_data
+from correlator.service.fabric_map import layout_data, state_data
 from correlator.service.http import HttpServer
-from correlator.view import View
 from simulator.generator import generate_facts
 from simulator.ladder import ladder_spec
 from tests.correlator.service.chromium import Browser, chromium_or_skip
@@ -176,29 +176,39 @@ def test_the_offline_map_draws_from_its_embedded_data_alone(browser, tmp_path):
                      ["leaf01:Ethernet5"], 0]
 
 
-def test_the_medium_fabric_page_loads_in_under_two_seconds(browser, capsys):
+def test_the_medium_fabric_page_loads_in_under_two_seconds_of_cpu(browser, capsys):
+    """The medium fabric busy everywhere (the exporter benchmark's view: every port's
+    counters, three senders on every uplink): 192 switches, 8,192 leaf-spine cables drawn,
+    16,384 cables' state. The browser's CPU time is what the page costs; the wall time is
+    printed with the load average (the service's own answers are precomputed, as it does
+    once per interval)."""
     fabric = build_graph(generate_facts(ladder_spec("medium")))
-    view = View(fabric)
-    layout_data(fabric)  # computed once per fabric, as the service does on its first ask
+    view = busy_view(fabric)
+    layout_data(fabric), state_data(view)  # once per fabric, once per interval
     server = HttpServer("127.0.0.1", 0, lambda: view, Exposition(lambda: view))
     server.start()
     try:
         url = f"http://127.0.0.1:{server.port}/"
-        before = browser.main_thread_s()
+        before = browser.cpu_s()
         wall = browser.load(url, READY)
-        busy = browser.main_thread_s() - before
-        switches, lines = browser.evaluate(
+        cpu = browser.cpu_s() - before
+        switches, lines, hot = browser.evaluate(
             "[document.querySelectorAll('.switch').length,"
-            " document.querySelectorAll('.cable').length]")
+            " document.querySelectorAll('.cable').length,"
+            " document.querySelectorAll('.cable[stroke=\"#d5dbe1\"]').length]")
         # zoomed in on the first 600 px, the 9 leaves there show their 64 NICs each
         hosts = browser.evaluate("""(() => { view = [0, 0, 600, 400]; setView();
             return [...document.querySelectorAll('.cable[data-tier="host"]')].map(
-                (e) => e.dataset.link); })()""")
+                (e) => [e.dataset.cable, e.dataset.link]); })()""")
     finally:
         server.close()
     with capsys.disabled():
-        print(f"\nmedium fabric map: loaded in {wall:.2f} s, {busy:.2f} s of the page's main "
-              f"thread (load average {os.getloadavg()[0]:.1f})")
+        print(f"\nmedium fabric map, busy: loaded in {wall:.2f} s, {cpu:.2f} s of the "
+              f"browser's CPU (load average {os.getloadavg()[0]:.1f})")
     assert (switches, lines) == (192, 8192 + 128)  # leaf-spine cables, one per leaf's hosts
-    assert len(hosts) == 9 * 64 and hosts[:2] == ["leaf01:Ethernet1", "leaf01:Ethernet2"]
-    assert busy < 2.0
+    assert hot == 0  # every cable coloured by its utilisation
+    assert len(hosts) == 9 * 64 and hosts[0][0] == "leaf01:Ethernet1"
+    assert {cable.split(":")[0] for cable, _ in hosts[:64]} == {"leaf01"}
+    # each is named by the sending end of its busier direction: the leaf port or the NIC
+    assert all(link == cable or link.startswith("gpu") for cable, link in hosts)
+    assert cpu < 2.0
