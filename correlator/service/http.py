@@ -3,7 +3,9 @@
 - ``/metrics``: the Prometheus exposition of the current view (text format 0.0.4);
 - ``/healthz``: 200 while the server runs; ``/readyz``: 200 once the view is ready and
   while every component runs, else 503 — both always without authentication, for probes;
-- ``/api/v1/...``: the JSON API (:mod:`correlator.service.api`).
+- ``/api/v1/...``: the JSON API (:mod:`correlator.service.api`);
+- ``/``: the fabric map (:mod:`correlator.service.map_page`), under its
+  Content-Security-Policy, behind the same authentication as the API.
 
 The inlet (``fabcorr inlet``) serves its metrics and probes with the same server, without
 the API: ``view()`` then only answers ``serving``, and ``exposition`` only renders.
@@ -33,7 +35,7 @@ from http.server import BaseHTTPRequestHandler, HTTPServer
 from typing import Any, Protocol
 from urllib.parse import parse_qs, unquote, urlsplit
 
-from correlator.service import api
+from correlator.service import api, map_page
 
 METRICS_TYPE = "text/plain; version=0.0.4; charset=utf-8"
 _OPEN = frozenset({"/healthz", "/readyz"})  # probes never authenticate
@@ -192,6 +194,11 @@ class _Handler(BaseHTTPRequestHandler):
                        {"WWW-Authenticate": 'Basic realm="fabcorr", charset="UTF-8"'})
             return
         try:
+            if path == "/" and app.api:  # the map reads the API
+                self._send(200, "text/html; charset=utf-8", map_page.page(),
+                           {"Content-Security-Policy": map_page.policy(live=True)
+                            + "; frame-ancestors 'none'", "Cache-Control": "no-store"})
+                return
             self._send(*self._answer(app, path, parts.query))
         except Exception:
             _log.exception("http: %s %s failed", self.command, path)
