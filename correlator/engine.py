@@ -28,14 +28,15 @@ finds those ports read past its end: then it is attributed again with their rate
 exactly the interval, the other ports' as they were, and the correction ``replaces`` the
 first attribution. An interval still behind :data:`CORRECTION_PERIODS` telemetry periods
 after its end (and :data:`CORRECTION_MIN_S`) stays provisional (logged), its counters
-pinned where they were carried on to, so the next interval starts there and no byte
-falls between them. Hotspots are judged on final numbers, each link direction interval
-after interval: in a provisional interval the directions of the ports carried on (and in
-the intervals after it, until it is corrected) wait for its correction, the others are
-judged at once, so a rate carried on never heats nor cools a hotspot; the ports of an
-interval that stays provisional are held as they were (neither hot nor cool); what still
-waits when a run ends (:meth:`Engine.finish`) is judged as it stands. The service and a
-replay drive the engine alike, so their hotspots agree.
+pinned where it was published (a late reading dated inside it moves nothing), so the next
+interval starts there and no byte falls between them. Hotspots are judged on final
+numbers, each link direction interval after interval: in a provisional interval the
+directions of the ports carried on (and in the intervals after it, until it is corrected)
+wait for its correction, the others are judged at once, so a rate carried on never heats
+nor cools a hotspot; the ports of an interval that stays provisional are held as they
+were (neither hot nor cool); what still waits when a run ends (:meth:`Engine.finish`) is
+judged as it stands. The service and a replay drive the engine alike, so their hotspots
+agree.
 
 An engine of one shard of several (:mod:`correlator.scope`) is given its switches'
 datagrams and the readings of their ports and of the far ends of their cables: it
@@ -103,14 +104,16 @@ def interface_reading(switch: str, port: str, at: float, counters: InterfaceCoun
 
 @dataclass(frozen=True, slots=True)
 class _Provisional:
-    """A provisional interval, kept for its correction: what it was attributed from and
-    the ports whose rates were carried on."""
+    """A provisional interval, kept for its correction: what it was attributed from, the
+    ports whose rates were carried on, and those whose rates were telemetry's (the others'
+    were their sFlow counter samples')."""
 
     fabric: FabricGraph
     interval: Interval
     totals: Totals
     rates: dict[str, Rates]
     behind: frozenset[str]
+    telemetry: frozenset[str]
 
 
 @dataclass(frozen=True, slots=True)
@@ -228,8 +231,8 @@ class Engine:
         self._last_start = interval.start
         if behind:
             result = dataclasses.replace(result, provisional=True)
-            self._provisional[interval.start] = _Provisional(fabric, interval, totals, rates,
-                                                             behind)
+            self._provisional[interval.start] = _Provisional(
+                fabric, interval, totals, rates, behind, frozenset(self._telemetry))
         waiting = behind.union(*(w.ports for w in self._unjudged.values()))
         self.tracker.update(result, rates, hold=waiting, **_judging(scope))
         if waiting:
@@ -327,18 +330,23 @@ class Engine:
     def _give_up(self, ended_before: float) -> None:
         """Forget the kept intervals that ended before ``ended_before``: they stay
         provisional (logged when the ports behind differ from the last time), and their
-        ports' counters are pinned at their ends as carried on, so the next interval
-        starts where they ended: summed over intervals the bytes stay the counters'."""
+        ports' counters are pinned at their ends as published (from their starts, what
+        their rates carried on counted; a reading that came late, dated inside one, does
+        not move it), so the next interval starts where they ended: summed over
+        intervals the bytes stay the counters'."""
         late = [start for start, kept in self._provisional.items()
                 if kept.interval.end < ended_before]
         if not late:
             return
         with self._lock:
-            for start in late:
+            for start in late:  # oldest first: each starts where the one before was pinned
                 kept = self._provisional[start]
+                span = kept.interval.start, kept.interval.end
                 for port in kept.behind:
-                    self._counters.keep(port, kept.interval.end)
-                    self._sampled.keep(port, kept.interval.end)
+                    published = kept.rates.get(port)
+                    telemetry = port in kept.telemetry
+                    self._counters.keep(port, *span, published if telemetry else None)
+                    self._sampled.keep(port, *span, None if telemetry else published)
         behind = frozenset().union(*(self._provisional.pop(start).behind for start in late))
         for start in late:
             if start in self._unjudged:
