@@ -55,7 +55,7 @@ def top(answers: Sequence[dict[str, Any]], limit: int) -> dict[str, Any]:
         ranked = sorted((-rate, name) for (t, name), rate in rates.items() if t == tier)
         rows += [{"tier": tier, "name": name, "bytes_per_second": -rate}
                  for rate, name in ranked[:limit]]
-    return {**_when(answers), "link": None, "rows": rows}
+    return {"link": None, **_when(answers), "rows": rows}
 
 
 def who(answers: Sequence[dict[str, Any]]) -> dict[str, Any]:
