@@ -17,10 +17,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-ALL = 100_000
-"""``limit`` asked of each shard for a fabric-wide top list: every sender (the API's
-most), so the sums are whole before they are ranked and cut."""
-
 
 def hotspots(answers: Sequence[list[dict[str, Any]]]) -> list[dict[str, Any]]:
     """Active hotspots by port and direction, then ended ones, most recently ended first."""
@@ -43,8 +39,8 @@ def fill_throttled(hotspot: dict[str, Any], links: Sequence[dict[str, Any]]
 
 
 def top(answers: Sequence[dict[str, Any]], limit: int) -> dict[str, Any]:
-    """The fabric-wide top list: each (tier, name)'s bytes/s summed over the shards, the
-    ``limit`` biggest per tier."""
+    """The fabric-wide top list: each (tier, name)'s bytes/s summed over the shards (each
+    answer listing every sender), the ``limit`` biggest per tier."""
     rates: dict[tuple[str, str], float] = {}
     for answer in answers:
         for row in answer["rows"]:

@@ -15,7 +15,7 @@ from correlator.cli.options import resolve_source
 from correlator.cli.sflow import read_capture
 from correlator.cli.status import ExitStatus, Refused
 from correlator.replay import ReplayConfig, replay, replay_view
-from correlator.service.api import PREFIX, handle
+from correlator.service.api import MAX_LIMIT, PREFIX, handle
 from correlator.view import View
 from inventory.errors import ConfigError, SourceError
 from topology.snapshot import load_snapshot
@@ -74,8 +74,9 @@ def _merged(args: argparse.Namespace, urls: list[str], endpoint: str,
     if endpoint.startswith("links/"):
         return merge.who([*each(endpoint).values()])
     if endpoint.startswith("top/") and params.get("link") is None:
-        return merge.top([*each(endpoint, **{**params, "limit": merge.ALL}).values()],
-                         int(str(params["limit"])))
+        limit = int(str(params["limit"]))  # every sender of each shard, if the API takes it
+        every = MAX_LIMIT if 1 <= limit <= MAX_LIMIT else limit
+        return merge.top([*each(endpoint, **{**params, "limit": every}).values()], limit)
     if endpoint.startswith("top/"):
         tops = each(endpoint, **params)
         whos = each(f"links/{params['link']}")
