@@ -7,9 +7,10 @@ as one process lists them); the fabric-wide ``top`` sums each sender's bytes/s p
 over the shards (each asked for every sender, then ranked and cut here); a link's two
 directions (``who``, ``top --link``) come from whichever shard sampled them, the port's
 own end first, as :func:`~correlator.attribution.hotspots.traffic_of` picks; the topology
-is the same on every shard, so any one answers it. A cross-shard hotspot's empty
-``throttled`` (the CNPs of the reverse direction are sampled on the other shard) is taken
-from the shard that attributed that reverse direction in its last interval.
+is the same on every shard, so any one answers it. A cross-shard hotspot's ``throttled``
+stays empty: the single process takes it from the reverse direction in the hotspot's
+best-sampled interval, which the other shard's API does not keep (its last interval's is
+another one).
 """
 
 from __future__ import annotations
@@ -26,16 +27,6 @@ def hotspots(answers: Sequence[list[dict[str, Any]]]) -> list[dict[str, Any]]:
     ended = sorted((h for h in found if h["end"] is not None),
                    key=lambda h: (h["end"], h["port"], h["direction"]), reverse=True)
     return active + ended
-
-
-def fill_throttled(hotspot: dict[str, Any], links: Sequence[dict[str, Any]]
-                   ) -> dict[str, Any]:
-    """``hotspot`` with an empty ``throttled`` taken from the reverse direction of its link
-    in ``links`` (the shards' answers to ``links/PORT`` for its port)."""
-    if hotspot["throttled"]:
-        return hotspot
-    reverse = who(links)["out" if hotspot["direction"] == "in" else "in"]
-    return {**hotspot, "throttled": reverse["throttled"]} if reverse else hotspot
 
 
 def top(answers: Sequence[dict[str, Any]], limit: int) -> dict[str, Any]:

@@ -60,17 +60,9 @@ def _merged(args: argparse.Namespace, urls: list[str], endpoint: str,
             args.unanswered.append(url)
         return found
 
-    def throttled(hotspot: dict[str, Any]) -> dict[str, Any]:
-        if hotspot["throttled"] or not hotspot["peer"]:
-            return hotspot
-        try:
-            return merge.fill_throttled(hotspot, [*each(f"links/{hotspot['port']}").values()])
-        except Refused:  # no interval attributed yet: nothing to fill it from
-            return hotspot
-
     args.unanswered = getattr(args, "unanswered", [])
     if endpoint == "hotspots":
-        return [throttled(hotspot) for hotspot in merge.hotspots([*each(endpoint).values()])]
+        return merge.hotspots([*each(endpoint).values()])
     if endpoint.startswith("links/"):
         return merge.who([*each(endpoint).values()])
     if endpoint.startswith("top/") and params.get("link") is None:

@@ -44,16 +44,6 @@ def test_a_direction_comes_from_its_own_end_first_then_the_far_end():
     assert merge.who([_who(None, None), _who(None, None)])["in"] is None
 
 
-def test_an_empty_throttled_is_filled_from_the_reverse_direction():
-    reverse = _traffic("port:b/E1", "in", 4, [{"name": "job:a/llm", "bytes": 9}])
-    hotspot = _hot("port:a/E1", "out", None)
-    filled = merge.fill_throttled(hotspot, [_who(None, None), _who(reverse, None)])
-    assert filled == {**hotspot, "throttled": reverse["throttled"]}
-    assert merge.fill_throttled(hotspot, [_who(None, None)]) == hotspot
-    kept = _hot("port:a/E1", "out", None, [{"name": "job:b/x", "bytes": 1}])
-    assert merge.fill_throttled(kept, [_who(reverse, None)]) is kept
-
-
 def _top(start: float, *rows: tuple[str, str, float]) -> dict:
     return {"link": None, "start": start, "seconds": 2.0,
             "rows": [{"tier": t, "name": n, "bytes_per_second": r} for t, n, r in rows]}
