@@ -11,6 +11,7 @@ other series (link, hotspot and fabric series) comes from exactly one shard.
 
 from __future__ import annotations
 
+import json
 import re
 import subprocess
 from collections import Counter
@@ -19,9 +20,12 @@ from pathlib import Path
 import pytest
 from prometheus_client import generate_latest
 
+from correlator.cli import merge
 from correlator.data import to_data
 from correlator.replay import ReplayConfig, replay, replay_view
+from correlator.service.api import MAX_LIMIT, PREFIX, handle
 from correlator.service.exporter import Exposition, families
+from correlator.service.traffic import GROUPS
 from correlator.shards import Shard, owner
 from simulator.fabric_run import stream
 from simulator.scenario import load_scenario
@@ -29,6 +33,7 @@ from simulator.traffic import TrafficModel
 from simulator.truth import TruthRecorder
 from tests.correlator.service import prometheus
 from topology.build import build_graph
+from topology.schema import NodeKind
 
 SCENARIO = Path(__file__).parents[2] / "simulator" / "scenarios" / "demo.yaml"
 SHARDS = 3
@@ -151,3 +156,43 @@ def test_a_shards_exposition_is_prometheus_clients_and_promtool_clean(runs):
     result = subprocess.run([promtool, "check", "metrics"], input=text, capture_output=True,
                             timeout=60)
     assert result.returncode == 0, (result.stdout + result.stderr).decode()
+
+
+def _asker(view):
+    def ask(endpoint, **params):
+        status, body = handle(view, "GET", PREFIX + endpoint,
+                              {k: [str(v)] for k, v in params.items()})
+        assert status == 200, body
+        return json.loads(json.dumps(body))  # as the CLI reads it
+    return ask
+
+
+def test_the_shards_answers_merged_are_the_single_process(runs):
+    """The API answers of the three shards' views, merged as ``--server`` merges them
+    (:mod:`correlator.cli.merge`), are the single process's about the last interval."""
+    fabric, alone, shards = runs
+    asks = [_asker(replay_view(fabric, result, Shard(i, SHARDS)))
+            for i, result in enumerate(shards)]
+    single = _asker(replay_view(fabric, alone))
+    for group in GROUPS:  # sums in another order: the rates to the last bits
+        for limit in (1, 3, 10):
+            merged = merge.top([ask(f"top/{group}", limit=MAX_LIMIT) for ask in asks], limit)
+            expected = single(f"top/{group}", limit=limit)
+            assert merged == {**expected, "rows": [
+                {**row, "bytes_per_second": pytest.approx(row["bytes_per_second"], rel=1e-12)}
+                for row in expected["rows"]]}
+            assert expected["rows"]
+    ports = sorted(fabric.nodes_of(NodeKind.PORT))
+    assert len(ports) == 48
+    for port in ports:
+        whos = [ask(f"links/{port}") for ask in asks]
+        assert merge.who(whos) == single(f"links/{port}"), port
+        tops = [ask("top/jobs", link=port) for ask in asks]
+        assert merge.top_link(tops, whos) == single("top/jobs", link=port), port
+    merged = merge.hotspots([ask("hotspots") for ask in asks])
+    expected = single("hotspots")
+    assert len(expected) >= 2
+    for hotspot, alike in zip(merged, expected, strict=True):
+        ends = {owner(fabric.attrs(port)["switch"], SHARDS)
+                for port in (hotspot["port"], hotspot["peer"])}
+        assert hotspot == (alike if len(ends) == 1 else {**alike, "throttled": []})

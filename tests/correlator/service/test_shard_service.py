@@ -21,9 +21,11 @@ import json
 import math
 import os
 import re
+import signal
 import socket
 import subprocess
 import sys
+import threading
 import time
 from collections import Counter
 from pathlib import Path
@@ -31,6 +33,8 @@ from pathlib import Path
 import pytest
 import yaml
 
+from correlator.cli import servers
+from correlator.cli.main import main
 from correlator.service.config import service_config_from
 from correlator.service.service import Service
 from correlator.shards import Shard, owner
@@ -58,15 +62,17 @@ ALONE, SHARDED = 'shard=""', 'shard!=""'  # the single process's series, the sha
 
 
 class Process:
-    """``fabcorr run`` on the example snapshot (``shard`` "I/N", or None: alone)."""
+    """``fabcorr run`` on the example snapshot (``shard`` "I/N", or None: alone), its API
+    on ``host`` (a loopback address) and ``ports`` (HTTP, sFlow; default: free ones)."""
 
-    def __init__(self, folder: Path, shard: str | None) -> None:
-        self.folder, self.shard = folder, shard
-        self.http_port, self.sflow_port = free_port(), free_port(socket.SOCK_DGRAM)
+    def __init__(self, folder: Path, shard: str | None, host: str = "127.0.0.1",
+                 ports: tuple[int, int] | None = None) -> None:
+        self.folder, self.shard, self.host = folder, shard, host
+        self.http_port, self.sflow_port = ports or (free_port(), free_port(socket.SOCK_DGRAM))
         self.log = folder / "attribution.jsonl"
         config = {
             "topology": {"snapshot": str(SNAPSHOT), "discover_every_s": 0},
-            "service": {"listen": f"127.0.0.1:{self.http_port}"},
+            "service": {"listen": f"{host}:{self.http_port}"},
             # the test sends every switch's datagrams from one socket: a relay
             "sflow": {"listen": f"127.0.0.1:{self.sflow_port}", "relays": ["127.0.0.1"]},
             "attribution": {"interval_s": INTERVAL_S, "log": str(self.log)},
@@ -82,7 +88,11 @@ class Process:
 
     @property
     def target(self) -> str:
-        return f"127.0.0.1:{self.http_port}"
+        return f"{self.host}:{self.http_port}"
+
+    @property
+    def url(self) -> str:
+        return f"http://{self.target}"
 
     def ready(self) -> bool:
         if self.process.poll() is not None:
@@ -104,6 +114,11 @@ class Process:
             self.process.kill()
             self.process.wait()
         self.stderr.close()
+
+    def interval(self) -> float | None:
+        """The start of the last interval its API answers about."""
+        status = json.loads(fetch_url(f"{self.url}/api/v1/status", timeout=30)[1])
+        return status["interval"]["start"] if status["interval"] else None
 
 
 def _wait(condition, timeout: float, what: str) -> None:
@@ -129,19 +144,52 @@ def _burst() -> list[tuple[bytes, str]]:
     return [(data, switch_of[agent]) for _, data, agent in run.datagrams]
 
 
+SHARD_HOSTS = tuple(f"127.0.0.{i + 2}" for i in range(SHARDS))
+"""The shards' API addresses, one port on all: what a headless Service's DNS name gives."""
+
+
+def _shard_name(index: int) -> str:
+    return f"{index}/{SHARDS}"
+
+
 @pytest.fixture(scope="module")
 def processes(tmp_path_factory):
+    """The single process, and the shards (a test may replace one: closed all the same)."""
     started: list[Process] = []
+    shards: list[Process] = []
     try:
-        for name in ("alone", *(f"{i}/{SHARDS}" for i in range(SHARDS))):
-            folder = tmp_path_factory.mktemp(name.replace("/", "-of-"))
-            started.append(Process(folder, None if name == "alone" else name))
+        started.append(Process(tmp_path_factory.mktemp("alone"), None))
+        port = free_port()
+        for index, host in enumerate(SHARD_HOSTS):
+            folder = tmp_path_factory.mktemp(f"{index}-of-{SHARDS}")
+            shards.append(Process(folder, _shard_name(index), host,
+                                  (port, free_port(socket.SOCK_DGRAM))))
+        started += shards
         for process in started:
             _wait(process.ready, 120, f"{process.shard or 'alone'} ready")
-        yield started[0], started[1:]
+        yield started[0], shards
     finally:
-        for process in started:
+        for process in (*started, *shards):
             process.close()
+
+
+def _send(sender: socket.socket, burst: list[tuple[bytes, str]], alone: Process,
+          shards: list[Process]) -> tuple[float, float, float] | None:
+    """Send ``burst`` at the next interval's BURST_AT, all of it to ``alone`` and to each
+    shard its switches' share: the start of the interval it went into wholly and when it
+    was sent (first and last datagram), else None."""
+    now = time.time()
+    start = math.floor(now / INTERVAL_S) * INTERVAL_S
+    time.sleep(max(0.0, start + BURST_AT - now) if now < start + BURST_AT
+               else start + INTERVAL_S + BURST_AT - now)
+    began = time.time()
+    for data, switch in burst:
+        sender.sendto(data, ("127.0.0.1", alone.sflow_port))
+        sender.sendto(data, ("127.0.0.1", shards[owner(switch, SHARDS)].sflow_port))
+    ended = time.time()
+    if math.floor(began / INTERVAL_S) == math.floor(ended / INTERVAL_S):
+        return math.floor(began / INTERVAL_S) * INTERVAL_S, began, ended
+    return None
 
 
 def _tenant_sums(server: prometheus.Prometheus, selector: str) -> dict[str, float]:
@@ -171,17 +219,9 @@ def test_three_shards_answer_as_one_process(processes):
             assert time.monotonic() < deadline, (
                 f"{len(clean)} clean intervals; Prometheus: alone "
                 f"{_tenant_sums(server, ALONE)}, shards {_tenant_sums(server, SHARDED)}")
-            now = time.time()
-            start = math.floor(now / INTERVAL_S) * INTERVAL_S
-            time.sleep(max(0.0, start + BURST_AT - now) if now < start + BURST_AT
-                       else start + INTERVAL_S + BURST_AT - now)
-            began = time.time()
-            for data, switch in burst:
-                sender.sendto(data, ("127.0.0.1", alone.sflow_port))
-                sender.sendto(data, ("127.0.0.1", shards[owner(switch, SHARDS)].sflow_port))
-            ended = time.time()
-            if math.floor(began / INTERVAL_S) == math.floor(ended / INTERVAL_S):
-                clean.append(math.floor(began / INTERVAL_S) * INTERVAL_S)
+            sent = _send(sender, burst, alone, shards)
+            if sent is not None:
+                clean.append(sent[0])
             if len(clean) >= 2 and not agreed:  # steady: the last intervals are alike
                 single = _tenant_sums(server, ALONE)
                 if _same(single, _tenant_sums(server, SHARDED)):
@@ -212,6 +252,146 @@ def test_three_shards_answer_as_one_process(processes):
         assert sum(link["samples"] for link in found) > 0
         assert sum(log[start]["unattributed_samples"] for log in logs) == \
             single[start]["unattributed_samples"]
+
+
+class Bursts:
+    """Sends a burst every interval from a thread (:func:`_send`) while the test asks;
+    ``sent`` holds (interval start, first, last datagram's time) of the clean ones."""
+
+    def __init__(self, alone: Process, shards: list[Process]) -> None:
+        self.sent: list[tuple[float, float, float]] = []
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, args=(alone, shards), daemon=True)
+
+    def _run(self, alone: Process, shards: list[Process]) -> None:
+        burst = _burst()
+        with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as sender:
+            while not self._stop.is_set():
+                sent = _send(sender, burst, alone, shards)
+                if sent is not None:
+                    self.sent.append(sent)
+
+    def __enter__(self) -> Bursts:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self._stop.set()
+        self._thread.join(timeout=30)
+
+    def clean(self) -> set[float]:
+        return {start for start, _, _ in self.sent}
+
+
+SHARDS_NAME = "fabcorr-shards.test"  # the headless Service name the injected resolver knows
+
+
+def _resolver(host: str, port: int) -> list[str]:
+    assert host == SHARDS_NAME, host
+    return list(SHARD_HOSTS)
+
+
+def _cli(capsys, *argv: str) -> tuple[int, str, str]:
+    status = main(list(argv))
+    out, err = capsys.readouterr()
+    return status, out, err
+
+
+ASKED = (("top", "tenants", "-o", "json"), ("top", "jobs", "-o", "json", "--limit", "2"),
+         ("top", "pods", "-o", "json"), ("top", "tenants"),
+         ("who", "spine01:Ethernet1", "-o", "json"), ("who", "leaf01:Ethernet1", "-o", "json"),
+         ("top", "tenants", "--link", "leaf01:Ethernet5", "-o", "json"),
+         ("top", "pods", "--link", "spine01:Ethernet1", "-o", "json"),
+         ("hotspots", "-o", "json"), ("topology", "summary", "-o", "json"))
+"""Cross-shard cables among them: leaf01 (shard 1) to spine01 (shard 0) over Ethernet5."""
+
+
+def test_the_merged_cli_answers_as_the_single_process(processes, capsys, monkeypatch):
+    """``--server`` with the shards (a headless Service name, through an injected
+    resolver, or a comma-separated list) answers what ``--server`` of the single process
+    does, byte for byte, when all four answer about the same clean interval."""
+    alone, shards = processes
+    monkeypatch.setattr(servers, "addresses", _resolver)
+    name = f"http://{SHARDS_NAME}:{shards[0].http_port}"
+    listed = ",".join(shard.url for shard in shards)
+    with Bursts(alone, shards) as bursts:
+        deadline = time.monotonic() + 180
+        while True:
+            assert time.monotonic() < deadline, f"no steady interval: {bursts.sent}"
+            before = {p.interval() for p in (alone, *shards)}
+            answers = [[_cli(capsys, *argv, "--server", server) for argv in ASKED]
+                       for server in (alone.url, name, listed)]
+            after = {p.interval() for p in (alone, *shards)}
+            if len(before) == 1 and before == after and before <= bursts.clean():
+                break
+    single, merged, listed_answers = answers
+    assert [status for status, _, _ in single] == [0] * len(ASKED)
+    assert merged == single
+    assert listed_answers == single
+    rows = json.loads(single[0][1])["rows"]
+    assert {row["name"] for row in rows} >= {"team-a", "team-b"}
+    spine = json.loads(single[4][1])
+    assert spine["in"]["samples"] > 0  # sampled at leaf01 (shard 1), asked of spine01's port
+
+
+def test_a_shard_killed_and_restarted_misses_only_its_switches(processes, capsys,
+                                                              tmp_path):
+    """SIGKILL shard 1, then a new ``fabcorr run --shard 1/3`` on the same ports: while it
+    is down the CLI answers from the others, names it and exits 3; in every clean interval
+    the directions of the other shards' switches are the single process's, and shard 1's
+    are the single process's when it was up and missing while it was down."""
+    alone, shards = processes
+    fabric = load_snapshot(SNAPSHOT)
+    killed = 1
+    mine = {p for p in fabric.nodes_of(NodeKind.PORT)
+            if owner(fabric.attrs(p)["switch"], SHARDS) == killed}
+    listed = ",".join(shard.url for shard in shards)
+    victim = shards[killed]
+    with Bursts(alone, shards) as bursts:
+        _wait(lambda: bursts.clean() & set(victim.logged()), 60,
+              "a clean burst logged by the shard before the kill")
+        victim.process.send_signal(signal.SIGKILL)
+        victim.process.wait()
+        down = time.time()
+        _wait(lambda: sum(began > down for _, began, _ in bursts.sent) >= 2, 60,
+              "two clean bursts while it is down")
+        status, out, err = _cli(capsys, "top", "tenants", "--server", listed)
+        assert status == 3
+        assert err.startswith(f"fabcorr: {victim.url}: warning: no answer (cannot reach "
+                              f"{victim.url}: ") and err.endswith(
+                                  "; answering from the other shards\n"), err
+        assert out.startswith("Fabric-wide, per tier: interval ")
+        launched = time.time()
+        restarted = Process(tmp_path, victim.shard, victim.host,
+                            (victim.http_port, victim.sflow_port))
+        shards[killed] = restarted
+        _wait(restarted.ready, 120, "the restarted shard ready")
+        up = time.time()
+        _wait(lambda: sum(began > up for _, began, _ in bursts.sent) >= 2, 60,
+              "two clean bursts after the restart")
+        sent = list(bursts.sent)
+    last = max(start for start, _, _ in sent)
+    _wait(lambda: all(max(p.logged(), default=0) >= last for p in (alone, *shards)), 120,
+          "the last interval logged everywhere")
+    single, logs = alone.logged(), [victim.logged(), restarted.logged()]
+    others = [shard.logged() for index, shard in enumerate(shards) if index != killed]
+    seen: Counter = Counter()
+    for start, began, ended in sent:
+        expected = {(link["port"], link["direction"]): link for link in single[start]["links"]}
+        theirs = {(link["port"], link["direction"]): link
+                  for log in others for link in log[start]["links"]}
+        assert theirs == {key: link for key, link in expected.items() if key[0] not in mine}
+        own = {(link["port"], link["direction"]): link for log in logs
+               for link in log.get(start, {"links": []})["links"] if link["samples"]}
+        whole = {key: link for key, link in expected.items() if key[0] in mine
+                 and link["samples"]}
+        assert whole
+        when = ("after" if began > up else "down" if down < began and ended < launched
+                else "before" if ended < down else "restarting")
+        assert own == ({} if when == "down" else whole) or when in ("before", "restarting")
+        assert own in ({}, whole)  # never a part of an interval
+        seen[when, bool(own)] += 1
+    assert seen["down", False] >= 2 and seen["after", True] >= 2 and seen["before", True]
 
 
 def test_a_shard_reads_its_switches_and_the_far_ends_of_their_cables():
@@ -260,7 +440,7 @@ def _quiet(switch: str, start: float):
     return counters
 
 
-def test_shards_stream_their_switches_and_publish_each_port_once(tmp_path):
+def test_shards_stream_their_switches_and_publish_each_port_once(tmp_path, capsys):
     """Three shards on the six emulated gNMI switches (discovery and counters): each
     streams its own switches and, port by port, the far ends of their cables; each port's
     counters and each switch's health are published by exactly one shard. The ECN marks
@@ -302,3 +482,9 @@ def test_shards_stream_their_switches_and_publish_each_port_once(tmp_path):
                              "ends read", log), log[-2000:]
         assert max(ports.values()) == 1
         assert set(ports) == {(i.switch, i.name) for i in facts.interfaces}
+        # the CLI over the three: shard 0's hotspot, leaf01's counters judged at spine01
+        status = main(["hotspots", "-o", "json", "--server", ",".join(s.url for s in shards)])
+        found = json.loads(capsys.readouterr().out)
+        assert status == 0
+        assert [(h["port"], h["direction"], h["kinds"], h["end"]) for h in found] == [
+            (port_id(*HOT), "out", ["ecn"], None)]
