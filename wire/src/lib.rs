@@ -26,6 +26,7 @@ pub mod datagram;
 pub mod discard_sample;
 pub mod flow_sample;
 pub mod go_float;
+pub mod hash;
 pub mod loss;
 pub mod lru;
 pub mod packet;

@@ -11,13 +11,14 @@ use std::net::IpAddr;
 
 use crate::accumulate::{self, guarded, Interval, Limits};
 use crate::admission::{Admission, Refusal, Relay};
-use crate::attribute::{cut, Claim, Cut, Group, IdMap, Index, Joined, Row, Sums};
+use crate::attribute::{cut, Claim, Cut, Group, Index, Joined, Row, Sums};
 use crate::collector::{Closed, Collector, Totals};
 use crate::counters_sample::CounterSample;
 use crate::datagram::{self, Counts, Datagram, Level, Sample};
 use crate::discard_sample::DiscardSample;
 use crate::flow_sample::FlowSample;
 use crate::go_float;
+use crate::hash::FastMap;
 use crate::loss::Loss;
 use crate::packet::{Addr, Packet, Traffic};
 use crate::receive::{Receiving, Request};
@@ -194,14 +195,14 @@ fn counts_dict<'py>(py: Python<'py>, c: &Counts) -> PyResult<Bound<'py, PyDict>>
 /// Index of each distinct address, in order of first use; index 0 is "no address".
 struct Addresses<'py> {
     list: Bound<'py, PyList>,
-    index: std::collections::HashMap<Addr, u32>,
+    index: FastMap<Addr, u32>,
 }
 
 impl<'py> Addresses<'py> {
     fn new(py: Python<'py>) -> PyResult<Self> {
         let list = PyList::empty(py);
         list.append(PyBytes::new(py, b""))?;
-        let mut index = std::collections::HashMap::new();
+        let mut index = FastMap::default();
         index.insert(Addr::NONE, 0);
         Ok(Addresses { list, index })
     }
@@ -642,7 +643,7 @@ fn sums_tuple<'py>(py: Python<'py>, key: Any<'py>, s: &Sums) -> PyResult<Any<'py
 
 fn sums_list<'py, K: Copy>(
     py: Python<'py>,
-    table: &IdMap<K, Sums>,
+    table: &FastMap<K, Sums>,
     key: impl Fn(K) -> PyResult<Any<'py>>,
 ) -> PyResult<Bound<'py, PyList>> {
     let out = PyList::empty(py);
