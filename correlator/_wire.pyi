@@ -4,7 +4,8 @@ accumulate per interval, with the records, traffic classes and reject reasons of
 the records and intervals the rest of fabcorr reads.
 
 Beside it, :func:`series_lines` writes the series of the ``/metrics`` text
-(:mod:`correlator.service.series_text`).
+(:mod:`correlator.service.series_text`) and :func:`indent_json` lays out the JSON the CLI
+prints (:mod:`correlator.cli.printers`).
 
 Nothing on the wire path raises on input: a datagram or sample that cannot be trusted is counted
 under its reason (``REJECTS``); a panic inside is counted as ``internal-error``.
@@ -68,6 +69,11 @@ def series_lines(rows: list[tuple[Hashable, float]], prefixes: dict[Hashable, st
     :func:`prometheus_client.utils.floatToGoString` writes it (``+Inf``, ``-Inf``,
     ``NaN``, Python's shortest ``repr``, positive values of 7 to 16 integer digits as
     ``d.ddde+XX``)."""
+
+
+def indent_json(compact: str, width: int) -> str:
+    """``compact``, the text of ``json.dumps(value, separators=(",", ": "))``, as
+    ``json.dumps(value, indent=width)`` writes it (the same text, from the C encoder)."""
 
 
 class Accumulator:

@@ -14,7 +14,8 @@
 //! `recvmmsg` batches into a collector without ever waiting for Python.
 //!
 //! Beside the wire path, [`go_float`] writes `/metrics` sample values as
-//! prometheus-client does, many at once.
+//! prometheus-client does, many at once, and [`json_layout`] indents JSON as Python's
+//! `json.dumps(indent=N)` does.
 #![forbid(unsafe_code)]
 
 pub mod accumulate;
@@ -27,6 +28,7 @@ pub mod discard_sample;
 pub mod flow_sample;
 pub mod go_float;
 pub mod hash;
+pub mod json_layout;
 pub mod loss;
 pub mod lru;
 pub mod packet;

@@ -312,6 +312,13 @@ fn series_lines<'py>(
     Ok(PyBytes::new(py, out.as_bytes()))
 }
 
+/// indent_json(compact, width) -> str: `compact` (`json.dumps(value, separators=(",",
+/// ": "))`) as `json.dumps(value, indent=width)` writes it.
+#[pyfunction]
+fn indent_json(py: Python<'_>, compact: &str, width: usize) -> String {
+    py.detach(|| crate::json_layout::indent(compact, width))
+}
+
 #[pyclass(module = "correlator._wire", name = "Accumulator")]
 struct PyAccumulator {
     inner: accumulate::Accumulator,
@@ -773,6 +780,7 @@ impl PyJoin {
 fn _wire(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(decode, m)?)?;
     m.add_function(wrap_pyfunction!(series_lines, m)?)?;
+    m.add_function(wrap_pyfunction!(indent_json, m)?)?;
     m.add_class::<PyAccumulator>()?;
     m.add_class::<PyCollector>()?;
     m.add_class::<PyJoin>()?;
