@@ -109,6 +109,28 @@ only) and ``named``: the (agent, sub-agent) pairs found interleaving in it, each
 once ever."""
 
 
+class Capture:
+    """The UDP datagrams of a pcap or pcapng file (``correlator/sflow/pcap.py`` says which
+    kinds and links), only those to ``port`` when given, read in large blocks. A file of
+    neither kind, or a pcap of a link type not read, is a ValueError; one that cannot be
+    opened an OSError. Iterating gives ``(time, source address packed, source port,
+    destination port, payload)``; :meth:`Collector.handle_capture` takes them without
+    Python objects."""
+
+    def __init__(self, path: str, port: int | None = None) -> None: ...
+
+    def peek(self) -> float | None:
+        """When the next datagram arrived, without taking it; None after the last."""
+
+    def __iter__(self) -> Capture: ...
+
+    def __next__(self) -> tuple[float, bytes, int, int, bytes]: ...
+
+    def skipped(self) -> dict[str, int]:
+        """Packets skipped so far by reason (``not_ip``, ``not_udp``, ``fragment``,
+        ``truncated``, ``unsupported_link``, ``cut_short``), those counted only."""
+
+
 class Collector:
     """The receive path of one worker: admission (``admit``), decoding, loss accounting
     per (agent, sub-agent) as :mod:`correlator.sflow.accounting` describes it (at most
@@ -151,6 +173,10 @@ class Collector:
     def handle_many(self, datagrams: Iterable[tuple[float, bytes]]) -> int:
         """:meth:`handle` each ``(at, data)`` (from no UDP source: a capture, in time
         order); how many were accepted."""
+
+    def handle_capture(self, capture: Capture, until: float) -> int:
+        """:meth:`handle` each datagram of ``capture`` that arrived before ``until``, read
+        here (no UDP source); how many."""
 
     def cut(self, at: float) -> None:
         """Start a new segment at ``at`` (an address changed owner)."""

@@ -12,6 +12,7 @@ use std::net::IpAddr;
 use crate::accumulate::{self, guarded, Interval, Limits};
 use crate::admission::{Admission, Refusal, Relay};
 use crate::attribute::{cut, Claim, Cut, Group, Index, Joined, Row, Sums};
+use crate::capture::{Capture, OpenError, Udp};
 use crate::collector::{Closed, Collector, Totals};
 use crate::counters_sample::CounterSample;
 use crate::datagram::{self, Counts, Datagram, Level, Sample};
@@ -558,6 +559,22 @@ impl PyCollector {
         Ok(accepted)
     }
 
+    /// Handles the datagrams of `capture` that arrived before `until`; how many.
+    fn handle_capture(&mut self, capture: &Bound<'_, PyCapture>, until: f64) -> PyResult<usize> {
+        let collector = self.here()?;
+        let mut capture = capture.borrow_mut();
+        let mut handled = 0;
+        while let Some(at) = capture.peek()? {
+            if at >= until {
+                break;
+            }
+            collector.handle(&capture.next.payload, at, None);
+            capture.pending = false;
+            handled += 1;
+        }
+        Ok(handled)
+    }
+
     fn cut(&mut self, py: Python<'_>, at: f64) -> PyResult<()> {
         match &mut self.state {
             State::Here(collector) => collector.cut(at),
@@ -619,6 +636,83 @@ impl PyCollector {
     #[getter]
     fn receiving(&self) -> bool {
         matches!(self.state, State::Receiving(_))
+    }
+}
+
+/// A capture file's UDP datagrams (see the stub).
+#[pyclass(module = "correlator._wire", name = "Capture")]
+struct PyCapture {
+    inner: Capture<std::fs::File>,
+    port: Option<u16>,
+    next: Udp,
+    pending: bool,
+}
+
+impl PyCapture {
+    /// The time of the next datagram (to `port`, if given) without taking it; None at
+    /// the end. A panic of the reader is a ValueError, not a crash.
+    fn peek(&mut self) -> PyResult<Option<f64>> {
+        while !self.pending {
+            let (inner, next) = (&mut self.inner, &mut self.next);
+            match guarded(|| inner.next_udp(next)) {
+                Ok(Ok(true)) => self.pending = self.port.is_none_or(|port| port == self.next.dport),
+                Ok(Ok(false)) => return Ok(None),
+                Ok(Err(error)) => return Err(error.into()),
+                Err(_) => return Err(bad("the capture reader panicked".into())),
+            }
+        }
+        Ok(Some(self.next.at))
+    }
+}
+
+#[pymethods]
+impl PyCapture {
+    #[new]
+    #[pyo3(signature = (path, port = None))]
+    fn new(path: std::path::PathBuf, port: Option<u16>) -> PyResult<Self> {
+        let file = std::fs::File::open(&path).map_err(|e| os_error(&e, &path))?;
+        let inner = Capture::open(file).map_err(|e| match e {
+            OpenError::Io(e) => os_error(&e, &path),
+            OpenError::Format(message) => bad(message),
+        })?;
+        Ok(PyCapture { inner, port, next: Udp::default(), pending: false })
+    }
+
+    #[pyo3(name = "peek")]
+    fn py_peek(&mut self) -> PyResult<Option<f64>> {
+        self.peek()
+    }
+
+    fn __iter__(slf: PyRef<'_, Self>) -> PyRef<'_, Self> {
+        slf
+    }
+
+    fn __next__<'py>(&mut self, py: Python<'py>) -> PyResult<Option<Any<'py>>> {
+        if self.peek()?.is_none() {
+            return Ok(None);
+        }
+        self.pending = false;
+        let n = &self.next;
+        let item = (n.at, PyBytes::new(py, &n.source), n.sport, n.dport, PyBytes::new(py, &n.payload));
+        Ok(Some(item.into_bound_py_any(py)?))
+    }
+
+    fn skipped<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let out = PyDict::new(py);
+        for (reason, n) in self.inner.skipped().filter(|(_, n)| *n > 0) {
+            out.set_item(reason.name(), n)?;
+        }
+        Ok(out)
+    }
+}
+
+/// An OSError as Python's `open` raises it: errno, strerror, filename.
+fn os_error(error: &std::io::Error, path: &std::path::Path) -> PyErr {
+    let text = error.to_string();
+    let strerror = text.split(" (os error").next().unwrap_or_default().to_owned();
+    match error.raw_os_error() {
+        Some(code) => pyo3::exceptions::PyOSError::new_err((code, strerror, path.to_path_buf())),
+        None => pyo3::exceptions::PyOSError::new_err(text),
     }
 }
 
@@ -784,6 +878,7 @@ fn _wire(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<PyAccumulator>()?;
     m.add_class::<PyCollector>()?;
     m.add_class::<PyJoin>()?;
+    m.add_class::<PyCapture>()?;
     m.add("ROW_FORMAT", ROW_FORMAT)?;
     m.add("TRAFFIC", Traffic::ALL.map(Traffic::name))?;
     m.add("DIRECTIONS", [accumulate::Direction::In.name(), accumulate::Direction::Out.name()])?;
