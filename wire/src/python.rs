@@ -739,7 +739,16 @@ fn bad(message: String) -> PyErr {
 }
 
 fn sums_tuple<'py>(py: Python<'py>, key: Any<'py>, s: &Sums) -> PyResult<Any<'py>> {
-    tuple(py, vec![key, any(py, s.samples)?, any(py, s.bytes)?, any(py, s.packets)?, any(py, s.variance)?])
+    tuple(py, vec![key, any(py, s.samples)?, wide(py, s.bytes)?, wide(py, s.packets)?, wide(py, s.variance)?])
+}
+
+/// A 128-bit sum as a Python int: by way of 64 bits when it fits (the abi3 conversion of
+/// a u128 is a slow one, and nearly every sum fits).
+fn wide<'py>(py: Python<'py>, n: u128) -> PyResult<Any<'py>> {
+    match u64::try_from(n) {
+        Ok(small) => any(py, small),
+        Err(_) => any(py, n),
+    }
 }
 
 fn sums_list<'py, K: Copy>(
