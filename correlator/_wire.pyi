@@ -4,7 +4,8 @@ accumulate per interval, with the records, traffic classes and reject reasons of
 the records and intervals the rest of fabcorr reads.
 
 Beside it, :func:`series_lines` writes the series of the ``/metrics`` text
-(:mod:`correlator.service.series_text`).
+(:mod:`correlator.service.series_text`) and :func:`indent_json` lays out the JSON the CLI
+prints (:mod:`correlator.cli.printers`).
 
 Nothing on the wire path raises on input: a datagram or sample that cannot be trusted is counted
 under its reason (``REJECTS``); a panic inside is counted as ``internal-error``.
@@ -70,6 +71,11 @@ def series_lines(rows: list[tuple[Hashable, float]], prefixes: dict[Hashable, st
     ``d.ddde+XX``)."""
 
 
+def indent_json(compact: str, width: int) -> str:
+    """``compact``, the text of ``json.dumps(value, separators=(",", ": "))``, as
+    ``json.dumps(value, indent=width)`` writes it (the same text, from the C encoder)."""
+
+
 class Accumulator:
     """Decodes datagrams and sums their samples into the current interval, keyed as
     :class:`correlator.attribution.accumulate.Accumulator`; each table holds at most its
@@ -101,6 +107,28 @@ TotalsDict = dict[str, object]
 ``interleaved``, ``evictions`` (``{"sequences"|"sources"|"formats": int}``, non-zero
 only) and ``named``: the (agent, sub-agent) pairs found interleaving in it, each named
 once ever."""
+
+
+class Capture:
+    """The UDP datagrams of a pcap or pcapng file (``correlator/sflow/pcap.py`` says which
+    kinds and links), only those to ``port`` when given, read in large blocks. A file of
+    neither kind, or a pcap of a link type not read, is a ValueError; one that cannot be
+    opened an OSError. Iterating gives ``(time, source address packed, source port,
+    destination port, payload)``; :meth:`Collector.handle_capture` takes them without
+    Python objects."""
+
+    def __init__(self, path: str, port: int | None = None) -> None: ...
+
+    def peek(self) -> float | None:
+        """When the next datagram arrived, without taking it; None after the last."""
+
+    def __iter__(self) -> Capture: ...
+
+    def __next__(self) -> tuple[float, bytes, int, int, bytes]: ...
+
+    def skipped(self) -> dict[str, int]:
+        """Packets skipped so far by reason (``not_ip``, ``not_udp``, ``fragment``,
+        ``truncated``, ``unsupported_link``, ``cut_short``), those counted only."""
 
 
 class Collector:
@@ -145,6 +173,10 @@ class Collector:
     def handle_many(self, datagrams: Iterable[tuple[float, bytes]]) -> int:
         """:meth:`handle` each ``(at, data)`` (from no UDP source: a capture, in time
         order); how many were accepted."""
+
+    def handle_capture(self, capture: Capture, until: float) -> int:
+        """:meth:`handle` each datagram of ``capture`` that arrived before ``until``, read
+        here (no UDP source); how many."""
 
     def cut(self, at: float) -> None:
         """Start a new segment at ``at`` (an address changed owner)."""

@@ -33,6 +33,7 @@ from correlator.engine import Engine
 from correlator.scope import Scope
 from correlator.sflow.accounting import Totals
 from correlator.sflow.header import agent
+from correlator.sflow.pcap import Capture
 from correlator.sflow.receiver import Worker
 from correlator.shards import ALONE, Shard
 from correlator.view import View
@@ -64,10 +65,11 @@ class ReplayResult:
     rates: Mapping[str, Rates]
 
 
-def replay(fabric: FabricGraph, datagrams: Iterable[tuple[float, bytes]],
+def replay(fabric: FabricGraph, datagrams: Iterable[tuple[float, bytes]] | Capture,
            readings: Iterable[PortCounters] = (), config: ReplayConfig | None = None
            ) -> ReplayResult:
-    """Attribute a run: ``datagrams`` are (receive time, payload) in time order;
+    """Attribute a run: ``datagrams`` are (receive time, payload) in time order, or a
+    capture the core reads into the worker itself;
     ``readings`` are telemetry counter readings (any order), each given to the engine
     before the interval it falls in (or ends) is closed; a corrected interval's
     attribution is its correction."""
@@ -100,26 +102,22 @@ def replay(fabric: FabricGraph, datagrams: Iterable[tuple[float, bytes]],
             assert view.attribution is not None
             attributions[interval.start] = view.attribution
 
-    batch: list[tuple[float, bytes]] = []  # handed to the worker in one call
-    due = float("-inf")  # the next interval end or change of owner: the first datagram's
-    for item in datagrams:
-        at = item[0]
-        if at >= due or len(batch) >= _BATCH:
-            if worker is None:
-                start = at - at % config.interval_s
-                worker = Worker(start, config.interval_s)
-                changes = fabric.indexes.ips.changes(start, float("inf"))
-            worker.handle_many(batch)
-            batch = []
-            if at >= worker.end:
-                publish(worker.close(at))
-            while changes and changes[0] <= at:
-                worker.cut(changes.pop(0))
-            due = min(worker.end, changes[0] if changes else float("inf"))
-        if agents is None or agent(item[1]) in agents:
-            batch.append(item)
+    if agents is not None:  # a shard's datagrams only
+        datagrams = (item for item in datagrams if agent(item[1]) in agents)
+    source = datagrams if isinstance(datagrams, Capture) else _Batches(datagrams)
+    at = source.peek()
+    while at is not None:
+        if worker is None:
+            start = at - at % config.interval_s
+            worker = Worker(start, config.interval_s)
+            changes = fabric.indexes.ips.changes(start, float("inf"))
+        if at >= worker.end:
+            publish(worker.close(at))
+        while changes and changes[0] <= at:
+            worker.cut(changes.pop(0))
+        # up to the next interval end or change of owner (both after ``at``)
+        at = source.feed(worker, min(worker.end, changes[0] if changes else float("inf")))
     if worker is not None:
-        worker.handle_many(batch)
         publish(worker.close(worker.end))
     engine.readings(extra)
     correct()
@@ -134,6 +132,32 @@ def _read(fabric: FabricGraph, scope: Scope, readings: Iterable[PortCounters]
     named = fabric.indexes.port_named
     return (reading for reading in readings if reading.switch in scope.switches
             or named(reading.switch, reading.port) in scope.peers)
+
+
+class _Batches:
+    """(receive time, payload) pairs handed to a worker a batch at a time, as a
+    :class:`~correlator.sflow.pcap.Capture` hands its datagrams."""
+
+    __slots__ = ("_items", "_next")
+
+    def __init__(self, datagrams: Iterable[tuple[float, bytes]]) -> None:
+        self._items = iter(datagrams)
+        self._next = next(self._items, None)
+
+    def peek(self) -> float | None:
+        return None if self._next is None else self._next[0]
+
+    def feed(self, worker: Worker, until: float) -> float | None:
+        batch, item, items = [], self._next, self._items
+        while item is not None and item[0] < until:
+            batch.append(item)
+            if len(batch) >= _BATCH:
+                worker.handle_many(batch)
+                batch = []
+            item = next(items, None)
+        worker.handle_many(batch)
+        self._next = item
+        return self.peek()
 
 
 def replay_view(fabric: FabricGraph, result: ReplayResult, shard: Shard = ALONE) -> View:

@@ -24,7 +24,7 @@ from correlator.cli.cells import (
 from correlator.cli.human import count, counted, interval, short_name
 from correlator.cli.options import INTERVAL, add_format, add_snapshot, number
 from correlator.cli.printers import Block, Fields, Table, emit
-from correlator.cli.sflow import read_capture
+from correlator.cli.sflow import open_capture, warn_skipped
 from correlator.cli.status import ExitStatus
 from correlator.data import to_data
 from correlator.replay import ReplayConfig, ReplayResult, replay
@@ -94,8 +94,10 @@ def _attribute(args: argparse.Namespace) -> ExitStatus:
     fabric = load_snapshot(args.snapshot)
     readings = list(read_readings(args.counters)) if args.counters else []
     skipped: Counter[str] = Counter()
-    result = replay(fabric, read_capture(args.pcap, args.port, skipped), readings,
+    capture = open_capture(args.pcap, args.port)
+    result = replay(fabric, capture, readings,
                     ReplayConfig(args.interval, args.top_pods, thresholds, shard=args.shard))
+    warn_skipped(args.pcap, capture, skipped)
     emit(result, lambda r, wide: _blocks(r, wide, args.links), args.output, sys.stdout)
     unknown = sum(sum(a.unknown_ports.values()) for a in result.attributions)
     partial = result.totals.rejects or unknown or skipped["cut_short"]

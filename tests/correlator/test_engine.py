@@ -15,6 +15,7 @@ from correlator.replay import ReplayConfig, replay, replay_view
 from correlator.service.config import service_config_from
 from correlator.service.service import Service
 from correlator.sflow.accounting import Totals
+from correlator.sflow.pcap import Capture
 from correlator.sflow.receiver import Worker
 from correlator.sflow.records import CounterSample, Datagram, InterfaceCounters
 from inventory.counters import PortCounters
@@ -127,6 +128,16 @@ def test_the_service_and_a_replay_give_identical_attributions(datagrams, tmp_pat
     spine = [link for link in view.attribution.links
              if (link.port, link.direction) == (port_id("spine01", "Ethernet1"), "in")]
     assert [link.counter_bytes for link in spine] == [pytest.approx(48e9 * INTERVAL_S)]
+
+
+def test_a_capture_read_by_the_core_replays_as_its_datagrams_handed_over(tmp_path):
+    pcap = make_capture(tmp_path)
+    fabric, config = load_snapshot(SNAPSHOT), ReplayConfig(INTERVAL_S)
+    handed = replay(fabric, list(read_capture(str(pcap))), config=config)
+    read = replay(fabric, Capture(pcap), config=config)
+    assert len(read.attributions) == 6 and read.totals.datagrams > 0
+    assert (read.attributions, read.hotspots, read.totals) == \
+        (handed.attributions, handed.hotspots, handed.totals)
 
 
 def test_telemetry_rates_are_the_increase_over_exactly_the_interval():

@@ -18,12 +18,14 @@
 //! `sendmmsg`, one shard at a time.
 //!
 //! Beside the wire path, [`go_float`] writes `/metrics` sample values as
-//! prometheus-client does, many at once.
+//! prometheus-client does, many at once, and [`json_layout`] indents JSON as Python's
+//! `json.dumps(indent=N)` does.
 #![forbid(unsafe_code)]
 
 pub mod accumulate;
 pub mod admission;
 pub mod attribute;
+pub mod capture;
 pub mod collector;
 pub mod counters_sample;
 pub mod datagram;
@@ -31,6 +33,8 @@ pub mod discard_sample;
 pub mod flow_sample;
 pub mod forward;
 pub mod go_float;
+pub mod hash;
+pub mod json_layout;
 pub mod loss;
 pub mod lru;
 pub mod packet;

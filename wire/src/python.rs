@@ -11,7 +11,8 @@ use std::net::{IpAddr, SocketAddr};
 
 use crate::accumulate::{self, guarded, Interval, Limits};
 use crate::admission::{Admission, Refusal, Relay};
-use crate::attribute::{cut, Claim, Cut, Group, IdMap, Index, Joined, Row, Sums};
+use crate::attribute::{cut, Claim, Cut, Group, Index, Joined, Row, Sums};
+use crate::capture::{Capture, OpenError, Udp};
 use crate::collector::{Closed, Collector, Totals};
 use crate::counters_sample::CounterSample;
 use crate::datagram::{self, Counts, Datagram, Level, Sample};
@@ -19,6 +20,7 @@ use crate::discard_sample::DiscardSample;
 use crate::flow_sample::FlowSample;
 use crate::forward::{self, Forwarding};
 use crate::go_float;
+use crate::hash::FastMap;
 use crate::loss::Loss;
 use crate::packet::{Addr, Packet, Traffic};
 use crate::receive::{Receiving, Request};
@@ -196,14 +198,14 @@ fn counts_dict<'py>(py: Python<'py>, c: &Counts) -> PyResult<Bound<'py, PyDict>>
 /// Index of each distinct address, in order of first use; index 0 is "no address".
 struct Addresses<'py> {
     list: Bound<'py, PyList>,
-    index: std::collections::HashMap<Addr, u32>,
+    index: FastMap<Addr, u32>,
 }
 
 impl<'py> Addresses<'py> {
     fn new(py: Python<'py>) -> PyResult<Self> {
         let list = PyList::empty(py);
         list.append(PyBytes::new(py, b""))?;
-        let mut index = std::collections::HashMap::new();
+        let mut index = FastMap::default();
         index.insert(Addr::NONE, 0);
         Ok(Addresses { list, index })
     }
@@ -311,6 +313,13 @@ fn series_lines<'py>(
         out.push('\n');
     }
     Ok(PyBytes::new(py, out.as_bytes()))
+}
+
+/// indent_json(compact, width) -> str: `compact` (`json.dumps(value, separators=(",",
+/// ": "))`) as `json.dumps(value, indent=width)` writes it.
+#[pyfunction]
+fn indent_json(py: Python<'_>, compact: &str, width: usize) -> String {
+    py.detach(|| crate::json_layout::indent(compact, width))
 }
 
 #[pyclass(module = "correlator._wire", name = "Accumulator")]
@@ -552,6 +561,22 @@ impl PyCollector {
         Ok(accepted)
     }
 
+    /// Handles the datagrams of `capture` that arrived before `until`; how many.
+    fn handle_capture(&mut self, capture: &Bound<'_, PyCapture>, until: f64) -> PyResult<usize> {
+        let collector = self.here()?;
+        let mut capture = capture.borrow_mut();
+        let mut handled = 0;
+        while let Some(at) = capture.peek()? {
+            if at >= until {
+                break;
+            }
+            collector.handle(&capture.next.payload, at, None);
+            capture.pending = false;
+            handled += 1;
+        }
+        Ok(handled)
+    }
+
     fn cut(&mut self, py: Python<'_>, at: f64) -> PyResult<()> {
         match &mut self.state {
             State::Here(collector) => collector.cut(at),
@@ -616,6 +641,83 @@ impl PyCollector {
     }
 }
 
+/// A capture file's UDP datagrams (see the stub).
+#[pyclass(module = "correlator._wire", name = "Capture")]
+struct PyCapture {
+    inner: Capture<std::fs::File>,
+    port: Option<u16>,
+    next: Udp,
+    pending: bool,
+}
+
+impl PyCapture {
+    /// The time of the next datagram (to `port`, if given) without taking it; None at
+    /// the end. A panic of the reader is a ValueError, not a crash.
+    fn peek(&mut self) -> PyResult<Option<f64>> {
+        while !self.pending {
+            let (inner, next) = (&mut self.inner, &mut self.next);
+            match guarded(|| inner.next_udp(next)) {
+                Ok(Ok(true)) => self.pending = self.port.is_none_or(|port| port == self.next.dport),
+                Ok(Ok(false)) => return Ok(None),
+                Ok(Err(error)) => return Err(error.into()),
+                Err(_) => return Err(bad("the capture reader panicked".into())),
+            }
+        }
+        Ok(Some(self.next.at))
+    }
+}
+
+#[pymethods]
+impl PyCapture {
+    #[new]
+    #[pyo3(signature = (path, port = None))]
+    fn new(path: std::path::PathBuf, port: Option<u16>) -> PyResult<Self> {
+        let file = std::fs::File::open(&path).map_err(|e| os_error(&e, &path))?;
+        let inner = Capture::open(file).map_err(|e| match e {
+            OpenError::Io(e) => os_error(&e, &path),
+            OpenError::Format(message) => bad(message),
+        })?;
+        Ok(PyCapture { inner, port, next: Udp::default(), pending: false })
+    }
+
+    #[pyo3(name = "peek")]
+    fn py_peek(&mut self) -> PyResult<Option<f64>> {
+        self.peek()
+    }
+
+    fn __iter__(slf: PyRef<'_, Self>) -> PyRef<'_, Self> {
+        slf
+    }
+
+    fn __next__<'py>(&mut self, py: Python<'py>) -> PyResult<Option<Any<'py>>> {
+        if self.peek()?.is_none() {
+            return Ok(None);
+        }
+        self.pending = false;
+        let n = &self.next;
+        let item = (n.at, PyBytes::new(py, &n.source), n.sport, n.dport, PyBytes::new(py, &n.payload));
+        Ok(Some(item.into_bound_py_any(py)?))
+    }
+
+    fn skipped<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let out = PyDict::new(py);
+        for (reason, n) in self.inner.skipped().filter(|(_, n)| *n > 0) {
+            out.set_item(reason.name(), n)?;
+        }
+        Ok(out)
+    }
+}
+
+/// An OSError as Python's `open` raises it: errno, strerror, filename.
+fn os_error(error: &std::io::Error, path: &std::path::Path) -> PyErr {
+    let text = error.to_string();
+    let strerror = text.split(" (os error").next().unwrap_or_default().to_owned();
+    match error.raw_os_error() {
+        Some(code) => pyo3::exceptions::PyOSError::new_err((code, strerror, path.to_path_buf())),
+        None => pyo3::exceptions::PyOSError::new_err(text),
+    }
+}
+
 /// One row of `ROW_FORMAT`, its direction and traffic indexes checked.
 fn row(raw: &[u8]) -> Option<Row> {
     let word = |at: usize| u32::from_le_bytes(raw[at..at + 4].try_into().unwrap_or_default());
@@ -639,12 +741,21 @@ fn bad(message: String) -> PyErr {
 }
 
 fn sums_tuple<'py>(py: Python<'py>, key: Any<'py>, s: &Sums) -> PyResult<Any<'py>> {
-    tuple(py, vec![key, any(py, s.samples)?, any(py, s.bytes)?, any(py, s.packets)?, any(py, s.variance)?])
+    tuple(py, vec![key, any(py, s.samples)?, wide(py, s.bytes)?, wide(py, s.packets)?, wide(py, s.variance)?])
+}
+
+/// A 128-bit sum as a Python int: by way of 64 bits when it fits (the abi3 conversion of
+/// a u128 is a slow one, and nearly every sum fits).
+fn wide<'py>(py: Python<'py>, n: u128) -> PyResult<Any<'py>> {
+    match u64::try_from(n) {
+        Ok(small) => any(py, small),
+        Err(_) => any(py, n),
+    }
 }
 
 fn sums_list<'py, K: Copy>(
     py: Python<'py>,
-    table: &IdMap<K, Sums>,
+    table: &FastMap<K, Sums>,
     key: impl Fn(K) -> PyResult<Any<'py>>,
 ) -> PyResult<Bound<'py, PyList>> {
     let out = PyList::empty(py);
@@ -851,11 +962,13 @@ impl PyInlet {
 fn _wire(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(decode, m)?)?;
     m.add_function(wrap_pyfunction!(series_lines, m)?)?;
+    m.add_function(wrap_pyfunction!(indent_json, m)?)?;
     m.add_class::<PyAccumulator>()?;
     m.add_class::<PyCollector>()?;
     m.add_class::<PyJoin>()?;
     m.add_class::<PyInlet>()?;
     m.add("DROPS", route::Cause::ALL.map(route::Cause::name))?;
+    m.add_class::<PyCapture>()?;
     m.add("ROW_FORMAT", ROW_FORMAT)?;
     m.add("TRAFFIC", Traffic::ALL.map(Traffic::name))?;
     m.add("DIRECTIONS", [accumulate::Direction::In.name(), accumulate::Direction::Out.name()])?;

@@ -4,11 +4,11 @@
 //!
 //! Only the header is read ([`datagram::header`]): the datagram goes on unchanged.
 
-use std::collections::HashMap;
 use std::net::IpAddr;
 
 use crate::admission::{Admission, Refusal};
 use crate::datagram;
+use crate::hash::FastMap;
 use crate::packet::Addr;
 
 /// Why a datagram is not forwarded.
@@ -49,13 +49,13 @@ impl Cause {
 #[derive(Clone, Debug, Default)]
 pub struct Routes {
     admission: Admission,
-    shards: HashMap<Addr, usize>,
+    shards: FastMap<Addr, usize>,
 }
 
 impl Routes {
     /// `agents`: each agent (packed) with the addresses it may send from and its shard.
     pub fn new(agents: impl IntoIterator<Item = (Addr, Vec<IpAddr>, usize)>) -> Self {
-        let mut shards = HashMap::new();
+        let mut shards = FastMap::default();
         let mut known = Vec::new();
         for (agent, sources, shard) in agents {
             shards.insert(agent, shard);
