@@ -146,8 +146,12 @@ def test_the_shards_pod_is_the_base_one_with_shard_auto():
 
 
 def _listening(objects):
-    """The whole configuration, validated as the service does."""
-    return service_config_from(_config(objects), "overlays/shards/config.yaml", {})
+    """The configuration's switches, listen addresses, sFlow and shards keys, validated as
+    the service does (the rest names files and secrets only the pod has)."""
+    document = _config(objects)
+    return service_config_from(
+        {key: document[key] for key in ("service", "sflow", "switches", "shards")},
+        "overlays/shards/config.yaml", {})
 
 
 def test_the_configuration_is_the_base_one_with_the_shards_keys():
