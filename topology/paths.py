@@ -10,10 +10,10 @@ size of the route's layers; listing stops at ``limit`` paths.
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import cache
-from itertools import islice, pairwise, product
+from itertools import islice
 
 from topology.footprint import Plug, plugs
 from topology.graph import FabricGraph
@@ -135,10 +135,12 @@ _NONE: dict[str, tuple[tuple[str, str], ...]] = {}
 
 def _expand(fabric: FabricGraph, layers: list[list[str]], first: str, last: str
             ) -> Iterator[tuple[Hop, ...]]:
-    """Every route through ``layers``, switches in ID order, then each choice of cables.
+    """Every route through ``layers``: switch sequences in ID order (depth first), and for
+    each its choices of parallel cables, the first cable's choice varying slowest.
 
-    Routes share most of their hops, so each distinct hop, name, cable choice and next
-    step is made once per listing.
+    The hops before each switch are made once for every route that shares them (one
+    list per switch on the walk, of each cable choice so far and the port it arrives by),
+    so a route costs its last hop and one tuple.
     """
     links = tier_links(fabric)
     hop, name = cache(Hop), cache(id_name)
@@ -148,36 +150,33 @@ def _expand(fabric: FabricGraph, layers: list[list[str]], first: str, last: str
     def steps(switch: str, depth: int) -> list[str]:
         return _next(links, switch, sets[depth])
 
-    @cache
-    def between(x: str, y: str) -> tuple[tuple[str, str], ...]:
-        return cables(links, x, y)
+    def extend(ways: _Ways, switch: str, to: str) -> _Ways:
+        label = name(switch)
+        return [((*hops, hop(label, ingress, egress)), far)
+                for hops, ingress in ways for egress, far in cables(links, switch, to)]
 
-    for switches in _chains(steps, len(layers), layers[0][0]):
-        *names, end = map(name, switches)
-        for chosen in product(*(between(x, y) for x, y in pairwise(switches))):
-            hops, ingress = [], first
-            for label, (egress, far) in zip(names, chosen, strict=True):
-                hops.append(hop(label, ingress, egress))
-                ingress = far
-            hops.append(hop(end, ingress, last))
-            yield tuple(hops)
-
-
-def _chains(steps: Callable[[str, int], list[str]], depth: int, start: str
-            ) -> Iterator[list[str]]:
-    """Switch sequences of ``depth`` switches from ``start`` that follow cables, in ID
-    order (depth first, without a generator per level)."""
-    route, choices = [start], [iter(steps(start, 1))]
+    start = layers[0][0]
+    route, ways, choices = [start], [[((), first)]], [iter(steps(start, 1))]
     while choices:
         switch = next(choices[-1], None)
         if switch is None:
             choices.pop()
             route.pop()
-        elif len(route) + 1 == depth:
-            yield [*route, switch]
-        else:
+            ways.pop()
+            continue
+        reached = extend(ways[-1], route[-1], switch)
+        if len(route) + 1 < len(layers):
             route.append(switch)
+            ways.append(reached)
             choices.append(iter(steps(switch, len(route))))
+            continue
+        end = name(switch)
+        for hops, ingress in reached:
+            yield (*hops, hop(end, ingress, last))
+
+
+_Ways = list[tuple[tuple[Hop, ...], str]]
+"""The hops so far of each choice of cables, with the port the last cable arrives by."""
 
 
 def _port_name(fabric: FabricGraph, plug: Plug) -> str:
