@@ -73,9 +73,8 @@ def test_bad_snapshots_say_what_is_wrong(tmp_path, content, message):
 def test_the_packed_form_holds_the_json_document(fabric, tmp_path):
     save_snapshot(fabric, tmp_path / "s.json")
     save_snapshot(fabric, tmp_path / "s.packed")
-    packed = (tmp_path / "s.packed").read_bytes()
-    assert packed.startswith(b"fabcorr/topology packed\n")
-    assert marshal.loads(packed[len(b"fabcorr/topology packed\n"):]) == \
+    assert (tmp_path / "s.packed").read_bytes().startswith(b"fabcorr/topology packed pieces\n")
+    assert snapshot.read_document(tmp_path / "s.packed") == \
         json.loads((tmp_path / "s.json").read_text())
     assert snapshot.snapshot_document(load_snapshot(tmp_path / "s.packed")) == \
         snapshot.snapshot_document(load_snapshot(tmp_path / "s.json"))
@@ -86,6 +85,36 @@ def test_a_damaged_packed_snapshot_says_so(fabric, tmp_path):
     path = tmp_path / "cut.packed"
     path.write_bytes((tmp_path / "s.packed").read_bytes()[:1000])
     with pytest.raises(SnapshotError, match=r"cut\.packed: a damaged packed snapshot"):
+        load_snapshot(path)
+
+
+def test_the_packed_form_is_in_pieces_of_marshalled_keys_and_value(fabric, tmp_path):
+    save_snapshot(fabric, tmp_path / "s.packed")
+    data = (tmp_path / "s.packed").read_bytes()
+    at, pieces = len(snapshot.PACKED), []
+    while at < len(data):
+        size = int.from_bytes(data[at:at + 8], "little")
+        pieces.append(marshal.loads(data[at + 8:at + 8 + size]))
+        at += 8 + size
+    assert at == len(data)
+    document = json.loads(snapshot.snapshot_text(fabric))
+    sections = list(document["facts"])
+    kinds = [t["kind"] for t in document["graph"]["nodes"]]
+    edge_kinds = [t["kind"] for t in document["graph"]["edges"]]
+    assert [keys for keys, _ in pieces] == [
+        ("schema",), ("version",), ("facts",), *(("facts", s) for s in sections),
+        ("graph",), ("graph", "nodes"), *(("graph", "nodes") for _ in kinds),
+        ("graph", "edges"), *(("graph", "edges") for _ in edge_kinds), ("problems",)]
+    assert pieces[3] == (("facts", sections[0]), document["facts"][sections[0]])
+    assert [v["kind"] for keys, v in pieces if keys == ("graph", "nodes") and v] == kinds
+
+
+def test_a_packed_snapshot_of_the_whole_document_asks_to_be_saved_again(fabric, tmp_path):
+    path = tmp_path / "old.packed"
+    path.write_bytes(b"fabcorr/topology packed\n" + marshal.dumps(snapshot.snapshot_document(
+        fabric)))
+    with pytest.raises(SnapshotError, match=r"old\.packed: a packed snapshot of an earlier "
+                                            "fabcorr: save it again"):
         load_snapshot(path)
 
 
