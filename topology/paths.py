@@ -4,12 +4,12 @@ A path leaves the source PF into its leaf's host port, climbs and descends the C
 usable cables whose ports are up (the up-down routes of :mod:`topology.tiers`), and
 leaves the destination leaf by the destination's host port. Parallel cables between two
 switches are distinct paths, as ECMP hashes over them. Counting is exact and costs the
-size of the route's layers; listing stops at ``limit`` paths.
+switches where the routes meet (:func:`topology.tiers.routes`); listing stops at ``limit``
+paths.
 """
 
 from __future__ import annotations
 
-from collections import defaultdict
 from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import cache
@@ -18,7 +18,7 @@ from itertools import islice
 from topology.footprint import Plug, plugs
 from topology.graph import FabricGraph
 from topology.schema import id_name
-from topology.tiers import Links, cables, route_layers, tier_links
+from topology.tiers import Links, cables, routes, tier_links
 
 
 @dataclass(frozen=True, slots=True)
@@ -60,66 +60,10 @@ def interface_paths(fabric: FabricGraph, source: str, destination: str,
     if src.leaf == dst.leaf:
         hop = Hop(id_name(src.leaf), _port_name(fabric, src), _port_name(fabric, dst))
         return InterfacePaths(source, destination, 1, ((hop,),))
-    count, layers = _leaf_routes(fabric, src.leaf, dst.leaf)
+    count, layers = routes(fabric, src.leaf, dst.leaf)
     first, last = _port_name(fabric, src), _port_name(fabric, dst)
     listed = tuple(islice(_expand(fabric, layers, first, last), limit)) if count else ()
     return InterfacePaths(source, destination, count, listed)
-
-
-def _leaf_routes(fabric: FabricGraph, a: str, b: str) -> tuple[int, list[list[str]]]:
-    """The number of cable-level routes from leaf ``a`` to leaf ``b``, and their layers.
-
-    Leaves with the same cables up (the leaves of one Clos pod) have the same routes but
-    for their ends, so both are found once per pair of such leaves' uplinks and fabric.
-    """
-    uplinks = fabric.cached(_uplinks)
-    key = (uplinks[a], uplinks[b])
-    memo = fabric.cached(_route_memo)
-    found = memo.get(key)
-    if found is None:
-        if len(memo) >= _MEMO_LIMIT:
-            memo.clear()
-        found = memo[key] = _count_routes(fabric, a, b)
-    count, inner = found
-    return count, [[a], *inner, [b]] if inner is not None else []
-
-
-_MEMO_LIMIT = 4096
-"""Pairs of uplinks whose routes a fabric remembers (a clean Clos has pods squared)."""
-
-
-def _route_memo(fabric: FabricGraph) -> dict[tuple[frozenset, frozenset],
-                                             tuple[int, list[list[str]] | None]]:
-    return {}
-
-
-def _uplinks(fabric: FabricGraph) -> defaultdict[str, frozenset[tuple[str, int]]]:
-    """Switch ID -> the switches a tier above it and the number of cables to each."""
-    up = tier_links(fabric)[0]
-    table = defaultdict(frozenset)
-    table.update((switch, frozenset((v, len(found)) for v, found in above.items()))
-                 for switch, above in up.items())
-    return table
-
-
-def _count_routes(fabric: FabricGraph, a: str, b: str) -> tuple[int, list[list[str]] | None]:
-    """The route count from ``a`` to ``b`` and the layers between (None: no route).
-
-    Each switch's number of ways to be reached is the sum, over the switches before it,
-    of theirs times the parallel cables between: exact, without listing a route.
-    """
-    layers = route_layers(fabric, a, b)
-    if not layers:
-        return 0, None
-    links = tier_links(fabric)
-    ways = {a: 1}
-    for layer in layers[1:]:
-        members, reached = set(layer), defaultdict(int)
-        for u, n in ways.items():
-            for v in _next(links, u, members):
-                reached[v] += n * len(cables(links, u, v))
-        ways = reached
-    return ways.get(b, 0), layers[1:-1]
 
 
 def _next(links: tuple[Links, Links], switch: str, layer: set[str]) -> list[str]:

@@ -39,25 +39,71 @@ def route_layers(fabric: FabricGraph, a: str, b: str) -> list[list[str]]:
     >>> route_layers(example_fabric, "switch:leaf01", "switch:leaf02")
     [['switch:leaf01'], ['switch:spine01', 'switch:spine02'], ['switch:leaf02']]
     """
+    return routes(fabric, a, b)[1]
+
+
+def routes(fabric: FabricGraph, a: str, b: str) -> tuple[int, list[list[str]]]:
+    """The number of cable-level up-down routes from leaf ``a`` to leaf ``b`` and their
+    :func:`route_layers`: (0, []) when none exists (or ``a`` is ``b``).
+
+    Both climb to the lowest tier where switches above both leaves meet; a route is a way
+    up from ``a`` to a meeting switch and a way down from it to ``b``, so the count is the
+    sum over the meeting switches of the product of the leaves' ways up to it.
+
+    >>> routes(example_fabric, "switch:leaf01", "switch:leaf02")[0]
+    2
+    """
+    climb_a, climb_b = climb(fabric, a), climb(fabric, b)
+    for depth in range(1, min(len(climb_a), len(climb_b)) if a != b else 0):
+        ways_a, ways_b = climb_a[depth], climb_b[depth]
+        meet = ways_a.keys() & ways_b.keys()
+        if meet:
+            count = sum(ways_a[m] * ways_b[m] for m in meet)
+            up = tier_links(fabric)[0]
+            return count, _layers(climb_a[:depth], climb_b[:depth], meet, up)
+    return 0, []
+
+
+def climb(fabric: FabricGraph, switch: str) -> list[dict[str, int]]:
+    """The switches above ``switch``, tier by tier (the first: the switch itself), each with
+    its number of cable-level ways up from ``switch``.
+
+    Switches with the same cables up (the leaves of one Clos pod) climb alike above their
+    own tier, so that part is found once per fabric for each such group.
+    """
     up = tier_links(fabric)[0]
-    climb_a: list[set[str]] = [{a}]
-    climb_b: list[set[str]] = [{b}]
-    while a != b and climb_a[-1] and climb_b[-1]:
-        if len(climb_a) > 1 and climb_a[-1] & climb_b[-1]:
-            return _layers(climb_a, climb_b, up)
-        climb_a.append({u for v in climb_a[-1] for u in up.get(v, ())})
-        climb_b.append({u for v in climb_b[-1] for u in up.get(v, ())})
-    return []
+    above = up.get(switch, _NOTHING)
+    groups = fabric.cached(_climbs)
+    key = frozenset((v, len(found)) for v, found in above.items())
+    higher = groups.get(key)
+    if higher is None:
+        higher = groups[key] = []
+        ways = {v: len(found) for v, found in above.items()}
+        while ways:
+            higher.append(ways)
+            reached: dict[str, int] = defaultdict(int)
+            for v, n in ways.items():
+                for u, found in up.get(v, _NOTHING).items():
+                    reached[u] += n * len(found)
+            ways = dict(reached)
+    return [{switch: 1}, *higher]
 
 
-def _layers(climb_a: list[set[str]], climb_b: list[set[str]], up: Links
-            ) -> list[list[str]]:
+_NOTHING: dict[str, tuple[tuple[str, str], ...]] = {}
+
+
+def _climbs(fabric: FabricGraph) -> dict[frozenset[tuple[str, int]], list[dict[str, int]]]:
+    """A group of switches' cables up (far switch, cables) -> their climb above their tier."""
+    return {}
+
+
+def _layers(climb_a: list[dict[str, int]], climb_b: list[dict[str, int]], meet: set[str],
+            up: Links) -> list[list[str]]:
     """Keep, on each side, the switches that lead to where both climbs meet."""
-    meet = climb_a[-1] & climb_b[-1]
     sides = []
-    for climb in (climb_a, climb_b):
+    for climb_side in (climb_a, climb_b):
         kept = [meet]
-        for level in reversed(climb[:-1]):
+        for level in reversed(climb_side):
             kept.append({v for v in level if not kept[-1].isdisjoint(up.get(v, ()))})
         sides.append(kept[::-1])
     ascent, descent = sides
