@@ -141,8 +141,7 @@ def switches_used(fabric: FabricGraph, leaves: list[str]) -> set[str]:
 
 def _groups(fabric: FabricGraph) -> dict[str, frozenset[str]]:
     """Switch ID -> its neighbours over usable cables (leaves alike in them form a group)."""
-    graph = fabric.switch_graph
-    return {switch: frozenset(graph.adj[switch]) for switch in graph}
+    return {switch: frozenset(near) for switch, near in fabric.switch_links.items()}
 
 
 def _between(fabric: FabricGraph) -> dict[tuple[frozenset[str], frozenset[str]],
@@ -187,14 +186,14 @@ def _crowds_below(fabric: FabricGraph) -> dict[str, Crowd]:
     for podif, plug in plugs(fabric).items():
         if plug.leaf:
             by_leaf[plug.leaf].append(podif)
-    graph, fabric_graph = fabric.graph, fabric.switch_graph
-    tiers = {s: graph.nodes[s].get(TIER, 0) for s in fabric_graph}
+    graph, links = fabric.graph, fabric.switch_links
+    tiers = {s: graph.nodes[s].get(TIER, 0) for s in links}
     leaves: dict[str, frozenset[str]] = {}
-    for switch in sorted(fabric_graph, key=tiers.__getitem__):
+    for switch in sorted(links, key=tiers.__getitem__):
         if graph.nodes[switch].get(ROLE) == SwitchRole.LEAF:
             leaves[switch] = frozenset((switch,))
             continue
-        lower = [n for n in fabric_graph.adj[switch] if 0 < tiers[n] < tiers[switch]]
+        lower = [n for n in links[switch] if 0 < tiers[n] < tiers[switch]]
         leaves[switch] = frozenset().union(*(leaves[n] for n in lower))
     shared: dict[frozenset[str], Crowd] = {}
     for below in leaves.values():

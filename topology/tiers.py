@@ -111,17 +111,17 @@ def _layers(climb_a: list[dict[str, int]], climb_b: list[dict[str, int]], meet: 
 
 
 def _tier_links(fabric: FabricGraph) -> tuple[Links, Links]:
-    nodes, graph = fabric.graph.nodes, fabric.switch_graph
+    nodes = fabric.graph.nodes
     up: dict[str, dict[str, list[tuple[str, str]]]] = defaultdict(lambda: defaultdict(list))
     down: dict[str, dict[str, list[tuple[str, str]]]] = defaultdict(lambda: defaultdict(list))
-    for a, b, edge in graph.edges(data=True):
-        low, high = sorted((a, b), key=lambda s: nodes[s].get(TIER) or 0)
+    for low, near in fabric.switch_links.items():
         tier = nodes[low].get(TIER)
-        if tier and nodes[high].get(TIER) == tier + 1:
-            ports = edge["ends"]
-            low_port, high_port = nodes[ports[low]]["name"], nodes[ports[high]]["name"]
-            up[low][high].append((low_port, high_port))
-            down[high][low].append((high_port, low_port))
+        for high, found in near.items():
+            if tier and nodes[high].get(TIER) == tier + 1:
+                for low_port, high_port in found:
+                    names = nodes[low_port]["name"], nodes[high_port]["name"]
+                    up[low][high].append(names)
+                    down[high][low].append(names[::-1])
     return _frozen(up), _frozen(down)
 
 
