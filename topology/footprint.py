@@ -91,7 +91,7 @@ def owners(fabric: FabricGraph) -> dict[str, Owner]:
 
 def prepare(fabric: FabricGraph) -> FabricGraph:
     """Derive every table the queries read, now; ``fabric`` itself is returned."""
-    for derive in (_plugs, _owners, _crowds_below, _crowds_behind, _groups):
+    for derive in (_plugs, _owners, _crowds_below, _behind, _groups):
         fabric.cached(derive)
     tier_links(fabric)
     return fabric
@@ -103,8 +103,11 @@ def crowd_below(fabric: FabricGraph, switch: str) -> Crowd:
 
 
 def crowd_behind(fabric: FabricGraph, port: str) -> Crowd:
-    """Who uses the VFs of the PF cabled to the host port ``port``."""
-    return fabric.cached(_crowds_behind).get(port, NOBODY)
+    """Who uses the VFs of the PF cabled to the host port ``port`` (made when asked: a
+    host port has a NIC's few pod interfaces behind it, a large fabric a hundred thousand
+    such ports)."""
+    found = fabric.cached(_behind).get(port)
+    return _crowd(fabric, found) if found else NOBODY
 
 
 def leaves_of(fabric: FabricGraph, interfaces: list[str]) -> list[str]:
@@ -202,13 +205,13 @@ def _crowds_below(fabric: FabricGraph) -> dict[str, Crowd]:
     return {switch: shared[below] for switch, below in leaves.items()}
 
 
-def _crowds_behind(fabric: FabricGraph) -> dict[str, Crowd]:
-    """Host port ID -> who uses the VFs of the PF cabled to it."""
+def _behind(fabric: FabricGraph) -> dict[str, list[str]]:
+    """Host port ID -> the pod interfaces on the VFs of the PF cabled to it."""
     by_port: dict[str, list[str]] = defaultdict(list)
     for podif, plug in plugs(fabric).items():
         if plug.leaf_port:
             by_port[plug.leaf_port].append(podif)
-    return {port: _crowd(fabric, found) for port, found in by_port.items()}
+    return by_port
 
 
 def _crowd(fabric: FabricGraph, interfaces: list[str]) -> Crowd:

@@ -22,7 +22,8 @@ Edge rows name their nodes by position in the node tables. A ``null`` in a row i
 absent attribute. Loading restores the graph as saved (no rebuild), so a snapshot is
 exactly what was built; the fact tables are checked for shape at load, the few sections
 the indexes need are parsed then, and the rest on first use of ``facts`` (the graph
-answers the queries without them). Indexes and query tables are built during the load.
+answers the queries without them). Indexes and query tables are built during the load,
+but for what a packed snapshot holds as built (:data:`TABLES`).
 """
 
 from __future__ import annotations
@@ -46,7 +47,7 @@ from inventory.files import replace_file
 from inventory.problems import Problem
 from topology.footprint import prepare
 from topology.graph import FabricGraph
-from topology.indexes import INDEXED_FACTS, build_indexes
+from topology.indexes import INDEXED_FACTS, MacIndex, build_indexes
 from topology.schema import KIND, pf_id
 from topology.vfs import VfRow, VfTable
 
@@ -72,9 +73,10 @@ class _Later:
         self.items, self.mapping = items, mapping
 
 
-def _document(fabric: FabricGraph) -> dict[str, Any]:
+def _document(fabric: FabricGraph, packed: bool = False) -> dict[str, Any]:
     """The snapshot document of ``fabric`` with its fact sections, node tables and edge
-    tables left :class:`_Later`: each is made when written."""
+    tables left :class:`_Later`: each is made when written. A ``packed`` one ends with
+    the VF table and the MAC index as built (:data:`TABLES`)."""
     graph = fabric.graph
     nodes = _grouped(((node,), attrs) for node, attrs in graph.nodes(data=True))
     position = {key[0]: i for i, (key, _) in enumerate(chain.from_iterable(nodes.values()))}
@@ -83,13 +85,23 @@ def _document(fabric: FabricGraph) -> dict[str, Any]:
         yield from _tables(_grouped(((position[a], position[b]), attrs)
                                     for a, b, attrs in graph.edges(data=True)))
 
-    return {
+    document = {
         "schema": SCHEMA,
         "version": VERSION,
         "facts": _Later(fact_tables(fabric.facts), mapping=True),
         "graph": {"nodes": _Later(_tables(nodes)), "edges": _Later(edges())},
         "problems": [[p.kind, p.subject, p.detail] for p in fabric.problems],
     }
+    if packed:
+        document[TABLES] = {"vfs": fabric.vfs.columns(),
+                            "macs": fabric.indexes.by_mac.columns()}
+    return document
+
+
+TABLES = "tables"
+"""The packed form's last key: tables a load would otherwise build (``vfs``: the VF table,
+``macs``: the MAC index), as columns of native arrays' bytes, so a packed snapshot is for
+machines of the kind that wrote it (a JSON one for any)."""
 
 
 def _made(value: Any) -> Any:
@@ -139,13 +151,18 @@ def fabric_from_document(document: Any, origin: str = "<snapshot>") -> FabricGra
         problems = tuple(Problem(*p) for p in document["problems"])
         indexed = facts_from_tables({k: tables[k] for k in INDEXED_FACTS if k in tables},
                                     origin)
-        vfs = VfTable.from_rows(_vf_rows(tables.get("vfs"), graph, origin))
+        built = document.get(TABLES)
+        if built is None:
+            vfs, by_mac = VfTable.from_rows(_vf_rows(tables.get("vfs"), graph, origin)), None
+        else:
+            vfs = VfTable.from_columns(built["vfs"])
+            by_mac = MacIndex.from_columns(built["macs"], vfs)
     except FactError as exc:
         raise SnapshotError(str(exc)) from exc
     except (LookupError, TypeError, ValueError) as exc:
         raise SnapshotError(f"{origin}: malformed snapshot: {exc!r}") from exc
     return prepare(FabricGraph(graph, lambda: _facts(tables, origin), problems,
-                               build_indexes(graph, indexed, vfs), vfs))
+                               build_indexes(graph, indexed, vfs, by_mac), vfs))
 
 
 def _vf_rows(table: dict[str, Any] | None, graph: nx.Graph, origin: str) -> Iterator[VfRow]:
@@ -211,11 +228,10 @@ def save_snapshot(fabric: FabricGraph, path: str | Path) -> None:
     one line per fact, node, edge and problem, so that two snapshots diff line by line;
     else packed. The file is replaced whole (written beside it, then renamed), so a reader
     never sees half a snapshot."""
-    document = _document(fabric)
     if Path(path).suffix == ".json":
-        replace_file(path, chain(_lines(document), "\n"))
+        replace_file(path, chain(_lines(_document(fabric)), "\n"))
     else:
-        replace_file(path, chain((PACKED,), _packed(document)))
+        replace_file(path, chain((PACKED,), _packed(_document(fabric, packed=True))))
 
 
 def snapshot_text(fabric: FabricGraph) -> str:

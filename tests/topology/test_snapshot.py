@@ -43,6 +43,10 @@ def test_round_trip_keeps_every_attribute_with_its_type(fabric, tmp_path, name):
     kinds = {type(v) for _, attrs in fabric.graph.nodes(data=True) for v in attrs.values()}
     assert kinds == {str, int, float, bool}
     assert {p.kind for p in fabric.problems} == {"link-one-sided"}
+    # The VF table and MAC index, rebuilt from JSON or kept as built in the packed form.
+    assert loaded.vfs.columns() == fabric.vfs.columns()
+    assert loaded.indexes.by_mac.columns() == fabric.indexes.by_mac.columns()
+    assert len(fabric.vfs) == 16 and len(fabric.indexes.by_mac) == 16 + 8
 
 
 def test_saving_twice_gives_identical_bytes(fabric, tmp_path):
@@ -74,8 +78,9 @@ def test_the_packed_form_holds_the_json_document(fabric, tmp_path):
     save_snapshot(fabric, tmp_path / "s.json")
     save_snapshot(fabric, tmp_path / "s.packed")
     assert (tmp_path / "s.packed").read_bytes().startswith(b"fabcorr/topology packed pieces\n")
-    assert snapshot.read_document(tmp_path / "s.packed") == \
-        json.loads((tmp_path / "s.json").read_text())
+    packed = snapshot.read_document(tmp_path / "s.packed")
+    assert list(packed.pop(snapshot.TABLES)) == ["vfs", "macs"]
+    assert packed == json.loads((tmp_path / "s.json").read_text())
     assert snapshot.snapshot_document(load_snapshot(tmp_path / "s.packed")) == \
         snapshot.snapshot_document(load_snapshot(tmp_path / "s.json"))
 
@@ -104,7 +109,8 @@ def test_the_packed_form_is_in_pieces_of_marshalled_keys_and_value(fabric, tmp_p
     assert [keys for keys, _ in pieces] == [
         ("schema",), ("version",), ("facts",), *(("facts", s) for s in sections),
         ("graph",), ("graph", "nodes"), *(("graph", "nodes") for _ in kinds),
-        ("graph", "edges"), *(("graph", "edges") for _ in edge_kinds), ("problems",)]
+        ("graph", "edges"), *(("graph", "edges") for _ in edge_kinds), ("problems",),
+        ("tables",), ("tables", "vfs"), ("tables", "macs")]
     assert pieces[3] == (("facts", sections[0]), document["facts"][sections[0]])
     assert [v["kind"] for keys, v in pieces if keys == ("graph", "nodes") and v] == kinds
 
