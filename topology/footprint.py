@@ -91,7 +91,7 @@ def owners(fabric: FabricGraph) -> dict[str, Owner]:
 
 def prepare(fabric: FabricGraph) -> FabricGraph:
     """Derive every table the queries read, now; ``fabric`` itself is returned."""
-    for derive in (_plugs, _owners, _crowds_below, _behind, _groups):
+    for derive in (_plugs, _owners, _names, _crowds_below, _behind, _groups):
         fabric.cached(derive)
     tier_links(fabric)
     return fabric
@@ -215,10 +215,15 @@ def _behind(fabric: FabricGraph) -> dict[str, list[str]]:
 
 
 def _crowd(fabric: FabricGraph, interfaces: list[str]) -> Crowd:
-    table = owners(fabric)
-    found = [table[i] for i in interfaces if i in table]
-    pods, jobs, tenants = (
-        tuple(sorted({id_name(x) for x in values if x}))
-        for values in ([o.pod for o in found], [o.job for o in found], [o.tenant for o in found])
-    )
-    return Crowd(tuple(sorted(id_name(i) for i in interfaces)), pods, jobs, tenants)
+    table = fabric.cached(_names)
+    found = [table.get(i) or (id_name(i), "", "", "") for i in interfaces]
+    names, pods, jobs, tenants = zip(*found, strict=True) if found else ((),) * 4
+    return Crowd(tuple(sorted(names)),
+                 *(tuple(sorted(set(column) - {""})) for column in (pods, jobs, tenants)))
+
+
+def _names(fabric: FabricGraph) -> dict[str, tuple[str, str, str, str]]:
+    """Pod interface ID -> the readable names of it, its pod, job and tenant ('' for none):
+    made once, so the crowds of every tier share the strings."""
+    return {i: (id_name(i), id_name(o.pod), id_name(o.job) if o.job else "",
+                id_name(o.tenant) if o.tenant else "") for i, o in owners(fabric).items()}
