@@ -326,7 +326,9 @@ def read_document(path: str | Path) -> Any:
     if data.startswith(_PACKED_WHOLE):
         raise SnapshotError(f"{path}: a packed snapshot of an earlier fabcorr: save it again")
     try:
-        return json.loads(data)
+        text = data.decode(json.detect_encoding(data))
+        del data  # the text alone while it is parsed (a large fabric's is hundreds of MB)
+        return json.loads(text)
     except ValueError as exc:
         raise SnapshotError(f"{path}: not JSON: {exc}") from exc
 
