@@ -137,7 +137,10 @@ def _tables(by_kind: Members) -> Iterator[dict[str, Any]]:
 
 
 def fabric_from_document(document: Any, origin: str = "<snapshot>") -> FabricGraph:
-    """The FabricGraph a snapshot document holds; SnapshotError names what is wrong."""
+    """The FabricGraph a snapshot document holds; SnapshotError names what is wrong.
+
+    The document is taken over: its node and edge tables are emptied as the graph is
+    made of them, so that a large load never holds both whole."""
     if not isinstance(document, dict) or document.get("schema") != SCHEMA:
         raise SnapshotError(f"{origin}: not a fabcorr topology snapshot "
                             f"(expected schema {SCHEMA!r})")
@@ -199,16 +202,25 @@ def _graph(tables: dict[str, Any]) -> nx.Graph:
     graph = nx.Graph()
     nodes, adj = graph._node, graph._adj
     ids: list[str] = []
-    for table in tables["nodes"]:
+    for table in _taken(tables["nodes"]):
         for row, attrs in _rows(table, 1):
             nodes[row[0]] = attrs
             adj[row[0]] = {}
             ids.append(row[0])
-    for table in tables["edges"]:
+    for table in _taken(tables["edges"]):
         for row, attrs in _rows(table, 2):
             a, b = ids[row[0]], ids[row[1]]
             adj[a][b] = adj[b][a] = attrs
     return graph
+
+
+def _taken(items: list[Any]) -> Iterator[Any]:
+    """The items of a list in order, each removed from it as it is given."""
+    if type(items) is not list:
+        raise TypeError(f"expected a list of tables, got {type(items).__name__}")
+    items.reverse()
+    while items:
+        yield items.pop()
 
 
 def _rows(table: dict[str, Any], width: int) -> Iterator[tuple[list[Any], dict[str, Any]]]:

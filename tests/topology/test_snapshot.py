@@ -155,3 +155,11 @@ def test_a_save_replaces_the_file_whole_or_not_at_all(fabric, tmp_path, monkeypa
         save_snapshot(fabric, path)
     assert path.read_bytes() == before
     assert [p.name for p in tmp_path.iterdir()] == ["topology.json"]
+
+
+def test_graph_tables_that_are_no_list_are_malformed(tmp_path):
+    path = tmp_path / "bad.json"
+    path.write_text('{"schema": "fabcorr/topology", "version": 1, "facts": {}, "problems": [],'
+                    ' "graph": {"nodes": {}, "edges": []}}')
+    with pytest.raises(SnapshotError, match=r"malformed snapshot.*expected a list of tables"):
+        load_snapshot(path)
