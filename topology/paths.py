@@ -69,9 +69,7 @@ def interface_paths(fabric: FabricGraph, source: str, destination: str,
 def _next(links: tuple[Links, Links], switch: str, layer: set[str]) -> list[str]:
     """The switches of ``layer`` cabled to ``switch``, in ID order."""
     up, down = links[0].get(switch, _NONE), links[1].get(switch, _NONE)
-    if len(layer) < len(up) + len(down):
-        return sorted(v for v in layer if v in up or v in down)
-    return sorted([*(v for v in up if v in layer), *(v for v in down if v in layer)])
+    return sorted(layer.intersection(up).union(layer.intersection(down)))
 
 
 _NONE: dict[str, tuple[tuple[str, str], ...]] = {}
