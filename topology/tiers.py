@@ -48,19 +48,46 @@ def routes(fabric: FabricGraph, a: str, b: str) -> tuple[int, list[list[str]]]:
 
     Both climb to the lowest tier where switches above both leaves meet; a route is a way
     up from ``a`` to a meeting switch and a way down from it to ``b``, so the count is the
-    sum over the meeting switches of the product of the leaves' ways up to it.
+    sum over the meeting switches of the product of the leaves' ways up to it. Leaves with
+    the same cables up (the leaves of one Clos pod) have the same routes but for their
+    ends, so both are found once per pair of such groups and fabric.
 
     >>> routes(example_fabric, "switch:leaf01", "switch:leaf02")[0]
     2
     """
+    if a == b:
+        return 0, []
+    group = fabric.cached(_groups)
+    key = (group[a], group[b])
+    memo = fabric.cached(_route_memo)
+    found = memo.get(key)
+    if found is None:
+        if len(memo) >= _MEMO_LIMIT:
+            memo.clear()
+        found = memo[key] = _routes(fabric, a, b)
+    count, inner = found
+    return (count, [[a], *inner, [b]]) if count else (0, [])
+
+
+_MEMO_LIMIT = 4096
+"""Pairs of groups whose routes a fabric remembers (a clean Clos has pods squared)."""
+
+
+def _route_memo(fabric: FabricGraph) -> dict[tuple[frozenset, frozenset],
+                                             tuple[int, list[list[str]]]]:
+    return {}
+
+
+def _routes(fabric: FabricGraph, a: str, b: str) -> tuple[int, list[list[str]]]:
+    """The count of routes from ``a`` to ``b`` and the layers between their ends."""
     climb_a, climb_b = climb(fabric, a), climb(fabric, b)
-    for depth in range(1, min(len(climb_a), len(climb_b)) if a != b else 0):
+    for depth in range(1, min(len(climb_a), len(climb_b))):
         ways_a, ways_b = climb_a[depth], climb_b[depth]
         meet = ways_a.keys() & ways_b.keys()
         if meet:
             count = sum(ways_a[m] * ways_b[m] for m in meet)
             up = tier_links(fabric)[0]
-            return count, _layers(climb_a[:depth], climb_b[:depth], meet, up)
+            return count, _layers(climb_a[:depth], climb_b[:depth], meet, up)[1:-1]
     return 0, []
 
 
@@ -68,17 +95,16 @@ def climb(fabric: FabricGraph, switch: str) -> list[dict[str, int]]:
     """The switches above ``switch``, tier by tier (the first: the switch itself), each with
     its number of cable-level ways up from ``switch``.
 
-    Switches with the same cables up (the leaves of one Clos pod) climb alike above their
-    own tier, so that part is found once per fabric for each such group.
+    Switches with the same cables up climb alike above their own tier, so that part is
+    found once per fabric for each such group.
     """
     up = tier_links(fabric)[0]
-    above = up.get(switch, _NOTHING)
-    groups = fabric.cached(_climbs)
-    key = frozenset((v, len(found)) for v, found in above.items())
-    higher = groups.get(key)
+    climbs = fabric.cached(_climbs)
+    key = fabric.cached(_groups)[switch]
+    higher = climbs.get(key)
     if higher is None:
-        higher = groups[key] = []
-        ways = {v: len(found) for v, found in above.items()}
+        higher = climbs[key] = []
+        ways = dict(key)
         while ways:
             higher.append(ways)
             reached: dict[str, int] = defaultdict(int)
@@ -92,8 +118,18 @@ def climb(fabric: FabricGraph, switch: str) -> list[dict[str, int]]:
 _NOTHING: dict[str, tuple[tuple[str, str], ...]] = {}
 
 
+def _groups(fabric: FabricGraph) -> defaultdict[str, frozenset[tuple[str, int]]]:
+    """Switch ID -> its group: the switches a tier above it and its number of cables to
+    each (empty for a switch with none)."""
+    up = tier_links(fabric)[0]
+    table: defaultdict[str, frozenset[tuple[str, int]]] = defaultdict(frozenset)
+    table.update((switch, frozenset((v, len(found)) for v, found in above.items()))
+                 for switch, above in up.items())
+    return table
+
+
 def _climbs(fabric: FabricGraph) -> dict[frozenset[tuple[str, int]], list[dict[str, int]]]:
-    """A group of switches' cables up (far switch, cables) -> their climb above their tier."""
+    """A group (see :func:`_groups`) -> its climb above its own tier."""
     return {}
 
 
