@@ -208,3 +208,35 @@ class Join:
         samples of ports the fabric does not know as (agent, ifIndex, samples), and the
         samples whose source nobody owned. Raises ValueError on rows that are not whole or
         name an index beyond their tables."""
+
+
+DROPS: list[str]
+"""Why the inlet did not forward a datagram, in the order of its counts: ``bad-header``,
+``unknown-agent``, ``spoofed-source``, ``unresolved``, ``send-error``."""
+
+
+class Inlet:
+    """``fabcorr inlet``'s forwarding thread: reads ``recvmmsg`` batches of up to ``batch``
+    datagrams from the bound socket ``fd`` (the caller keeps it open until :meth:`stop`,
+    with a receive timeout), reads each one's header alone and sends it on unchanged with
+    ``sendmmsg`` to its agent's shard, from a UDP socket connected to that shard (so a
+    refusing port is reported, counted as ``send-error``). Nothing is forwarded until
+    :meth:`route` and :meth:`shards` are given."""
+
+    def __init__(self, fd: int, batch: int = 64) -> None: ...
+
+    def route(self, agents: list[tuple[bytes, list[bytes], int]]) -> None:
+        """Route by these, from when this returns: each agent (packed) with the addresses
+        (packed) it may send from and its shard's index; every other agent is unknown."""
+
+    def shards(self, addresses: list[tuple[bytes, int] | None]) -> None:
+        """Shard ``i`` is at ``addresses[i]`` (packed address, port; None: unresolved), from
+        when this returns; a shard whose address did not change keeps its socket."""
+
+    def counts(self) -> dict[str, list[int] | list[list[int]]]:
+        """Since the start: ``forwarded`` and ``samples`` (as the headers declare) per
+        shard, ``dropped`` per shard and cause (``DROPS`` order), ``unrouted`` per cause
+        (drops no shard owns: a bad header, an unknown agent)."""
+
+    def stop(self) -> None:
+        """End the forwarding thread; nothing when it has ended."""

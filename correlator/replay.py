@@ -11,6 +11,12 @@ interval is corrected as the service corrects it (the engine's corrections are t
 before each interval is closed, and once every reading is in at the end): the result
 holds the last attribution of every interval. :func:`replay_view` is what the service
 would know at the end of the run. Nothing here does I/O.
+
+A replay as one ``shard`` of several takes what that shard would be given out of the
+whole run: the datagrams of its switches' agents (as an inlet forwards them) and the
+readings of its ports and of their peers (:class:`~correlator.scope.Scope`); the rest is
+left out, not counted. Its intervals are the whole run's (the others' datagrams still
+tell the time), as a live shard's are the wall clock's.
 """
 
 from __future__ import annotations
@@ -24,8 +30,11 @@ from correlator.attribution.attribute import Attribution
 from correlator.attribution.hotspots import Hotspot, Thresholds
 from correlator.collect.rates import Rates
 from correlator.engine import Engine
+from correlator.scope import Scope
 from correlator.sflow.accounting import Totals
+from correlator.sflow.header import agent
 from correlator.sflow.receiver import Worker
+from correlator.shards import ALONE, Shard
 from correlator.view import View
 from inventory.counters import PortCounters
 from topology.graph import FabricGraph
@@ -41,6 +50,7 @@ class ReplayConfig:
     top_pods: int = 10
     thresholds: Thresholds = field(default_factory=Thresholds)
     telemetry_interval_s: float | None = None  # how often counters were read: interval_s
+    shard: Shard = ALONE  # the share of the run replayed
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,9 +72,13 @@ def replay(fabric: FabricGraph, datagrams: Iterable[tuple[float, bytes]],
     before the interval it falls in (or ends) is closed; a corrected interval's
     attribution is its correction."""
     config = config or ReplayConfig()
-    extra = sorted(readings, key=lambda r: r.at)
     engine = Engine(config.telemetry_interval_s or config.interval_s, config.top_pods,
-                    config.thresholds)
+                    config.thresholds, shard=config.shard)
+    scope = engine.scope(fabric)
+    if scope is not None:
+        readings = _read(fabric, scope, readings)
+    agents = scope.agents if scope is not None else None  # None: every datagram is its own
+    extra = sorted(readings, key=lambda r: r.at)
     worker: Worker | None = None
     changes: list[float] = []
     attributions: dict[float, Attribution] = {}  # by start
@@ -102,7 +116,8 @@ def replay(fabric: FabricGraph, datagrams: Iterable[tuple[float, bytes]],
             while changes and changes[0] <= at:
                 worker.cut(changes.pop(0))
             due = min(worker.end, changes[0] if changes else float("inf"))
-        batch.append(item)
+        if agents is None or agent(item[1]) in agents:
+            batch.append(item)
     if worker is not None:
         worker.handle_many(batch)
         publish(worker.close(worker.end))
@@ -113,14 +128,23 @@ def replay(fabric: FabricGraph, datagrams: Iterable[tuple[float, bytes]],
                         engine.rates)
 
 
-def replay_view(fabric: FabricGraph, result: ReplayResult) -> View:
-    """What the service would know at the end of the run: the last interval, its rates,
-    the hotspots (active; ended in the order they ended), the totals; ready."""
+def _read(fabric: FabricGraph, scope: Scope, readings: Iterable[PortCounters]
+          ) -> Iterable[PortCounters]:
+    """The readings a shard reads: of its switches' ports and of their peers."""
+    named = fabric.indexes.port_named
+    return (reading for reading in readings if reading.switch in scope.switches
+            or named(reading.switch, reading.port) in scope.peers)
+
+
+def replay_view(fabric: FabricGraph, result: ReplayResult, shard: Shard = ALONE) -> View:
+    """What the service (``shard``, whose share of the run ``result`` is) would know at
+    the end of the run: the last interval, its rates, the hotspots (active; ended in the
+    order they ended), the totals; ready."""
     last = result.attributions[-1] if result.attributions else None
     return View(fabric, last, result.rates,
                 tuple(h for h in result.hotspots if h.active),
                 tuple(h for h in result.hotspots if not h.active),
                 judged_until=last.start + last.seconds if last else 0.0, sflow=result.totals,
                 started=result.attributions[0].start if result.attributions else 0.0,
-                ready=True)
+                ready=True, shard=shard)
 

@@ -97,6 +97,11 @@ class FabricGraph:
         return None
 
     @cached_property
+    def cables(self) -> list[tuple[str, str, dict[str, Any]]]:
+        """Every cable as (end, end, edge attributes), in the graph's edge order."""
+        return cables_of(self.graph)
+
+    @cached_property
     def switch_links(self) -> dict[str, dict[str, tuple[tuple[str, str], ...]]]:
         """Switch ID (every switch, in the graph's order) -> each switch joined to it by a
         usable cable whose ports are up -> the (own port, far port) IDs of every such cable,

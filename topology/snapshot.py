@@ -324,6 +324,21 @@ def load_snapshot(path: str | Path) -> FabricGraph:
         return fabric_from_document(read_document(path), str(path))
 
 
+def load_snapshot_switches(path: str | Path) -> FactSet:
+    """The switches of a snapshot and nothing else (no graph is built): what an inlet
+    needs of a fabric."""
+    document = read_document(path)
+    if not isinstance(document, dict) or document.get("schema") != SCHEMA:
+        raise SnapshotError(f"{path}: not a fabcorr topology snapshot "
+                            f"(expected schema {SCHEMA!r})")
+    try:
+        return facts_from_tables({"switches": document["facts"]["switches"]}, str(path))
+    except FactError as exc:
+        raise SnapshotError(str(exc)) from exc
+    except (LookupError, TypeError) as exc:
+        raise SnapshotError(f"{path}: malformed snapshot: {exc!r}") from exc
+
+
 def read_document(path: str | Path) -> Any:
     """The snapshot document in the file ``path``, in either form (not checked yet)."""
     try:

@@ -18,6 +18,8 @@ from correlator.cli import (
     config,
     demo,
     discover,
+    fabric_map,
+    inlet,
     inventory,
     run,
     sflow,
@@ -28,8 +30,8 @@ from correlator.cli import (
 from correlator.cli.status import ExitStatus, Refused
 from inventory.errors import ConfigError, FabcorrError, NotFound
 
-COMMANDS = (topology, inventory, discover, sflow, attribute, traffic, run, config, demo,
-            simulate, completion)
+COMMANDS = (topology, inventory, discover, sflow, attribute, traffic, run, inlet, fabric_map,
+            config, demo, simulate, completion)
 
 
 class Parser(argparse.ArgumentParser):

@@ -11,6 +11,13 @@ named by its sender's ``out``, wherever it was sampled, as hotspots are. The cab
 scrape. Congestion rates that are 0 are left out, and share ratios are only given where
 several groups share a direction.
 
+A shard of several (``fabcorr run --shard``) adds the label ``shard`` (its index) to every
+series, and exposes each series of the fabric once across the shards: its switches'
+ports (line rates, counters, traffic, the hotspots it judges, collector health), the pod
+interfaces of its leaves, and the jobs (and pod interfaces without a leaf) whose name
+the shard hash gives it. So sums over the shards are the single process's, and joins on
+the fabric's series find one series each. A single process has no ``shard`` label.
+
 The exposition of a view is rendered once and served to every scrape until the next
 interval replaces the view (:class:`Exposition`); a series' label string is rendered
 once and kept while the series lasts (:mod:`~correlator.service.series_text`).
@@ -22,7 +29,7 @@ import gc
 import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from functools import lru_cache
+from functools import cache, lru_cache
 
 from prometheus_client import CollectorRegistry
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
@@ -32,6 +39,7 @@ from correlator.attribution.hotspots import cable_direction
 from correlator.collect.rates import Rates
 from correlator.service.series_text import Family, Labels, Row, SeriesText
 from correlator.service.traffic import group_totals, plain
+from correlator.shards import Shard, owner
 from correlator.view import View
 from inventory.counters import PFC_RX, PFC_TX, QUEUE_DROPPED, QUEUE_ECN
 from topology.footprint import owners, plugs
@@ -179,10 +187,24 @@ def _collection_paused() -> Iterator[None]:
 
 
 def families(view: View) -> list[Family]:
-    """Every family of :data:`METRICS`, in its order, with its series for ``view``."""
+    """Every family of :data:`METRICS`, in its order, with its series for ``view``
+    (a shard's with its ``shard`` label)."""
     rows: dict[str, list[Row]] = {name: [] for name in METRICS}
     _fill(view, rows)
+    if view.shard.count > 1:
+        return _labelled(view.shard, rows)
     return [Family(name, kind, labels, text, rows[name], name in FABRIC_FAMILIES)
+            for name, (kind, labels, text) in METRICS.items()]
+
+
+def _labelled(shard: Shard, rows: dict[str, list[Row]]) -> list[Family]:
+    """The families with the label ``shard`` on every series (the fabric's families
+    are rows kept per fabric: labelled once, by :func:`_fabric_rows`)."""
+    index = str(shard.index)
+    return [Family(name, kind, (*labels, "shard"), text,
+                   rows[name] if name in FABRIC_FAMILIES
+                   else [((*values, index), value) for values, value in rows[name]],
+                   name in FABRIC_FAMILIES)
             for name, (kind, labels, text) in METRICS.items()]
 
 
@@ -201,7 +223,7 @@ def _metric(family: Family) -> Metric:
 def _fill(view: View, f: dict[str, list[Row]]) -> None:
     fabric = view.fabric
     places, links = fabric.cached(_places), fabric.cached(_links)
-    _info(fabric, f)
+    _info(fabric, view.shard, f)
     _counters(links, view.rates, f)
     if view.attribution is not None:
         _attribution(fabric, view, f)
@@ -329,12 +351,26 @@ def _attribution(fabric: FabricGraph, view: View, f: dict[str, list[Row]]) -> No
     f["fabcorr_attribution_duration_seconds"].append(((), view.attribution_s))
 
 
-def _info(fabric: FabricGraph, f: dict[str, list[Row]]) -> None:
-    """The fabric's own series: lists the fabric keeps, the same from one view to the
-    next while the fabric is."""
+def _info(fabric: FabricGraph, shard: Shard, f: dict[str, list[Row]]) -> None:
+    """The fabric's own series (a shard's share, labelled): lists the fabric keeps, the
+    same from one view to the next while the fabric is."""
     for name, rows in zip(FABRIC_FAMILIES, (_interface_rows, _job_rows, _link_rows),
                           strict=True):
-        f[name] = fabric.cached(rows)
+        f[name] = fabric.cached(rows if shard.count == 1 else _fabric_rows(rows, shard))
+
+
+@cache
+def _fabric_rows(rows: Callable[[FabricGraph], list[Row]], shard: Shard
+                 ) -> Callable[[FabricGraph], list[Row]]:
+    """``rows`` of the fabric that ``shard`` exposes, labelled with it: a port's by its
+    switch's shard, a pod interface's by its leaf's (by its pod's name without one), a
+    job's by its name's."""
+    name, index = _OWNED_BY[rows], str(shard.index)
+
+    def share(fabric: FabricGraph) -> list[Row]:
+        return [((*labels, index), value) for labels, value in fabric.cached(rows)
+                if owner(name(labels), shard.count) == shard.index]
+    return share
 
 
 def _health(view: View, f: dict[str, list[Row]]) -> None:
@@ -453,3 +489,12 @@ def _link_rows(fabric: FabricGraph) -> list[Row]:
         peer_switch = peer_attrs.get("switch") or peer_attrs.get("node", "")
         rows.append(((switch, name, peer_switch, peer_attrs.get("name", ""), tier), speed / 8))
     return rows
+
+
+
+_OWNED_BY: dict[Callable[[FabricGraph], list[Row]], Callable[[Labels], str]] = {
+    _interface_rows: lambda labels: labels[7] or f"{labels[0]}/{labels[1]}",  # leaf, pod
+    _job_rows: lambda labels: f"{labels[0]}/{labels[1]}",  # namespace/job
+    _link_rows: lambda labels: labels[0],  # switch
+}
+"""Per fabric family, the name whose shard exposes a row (:func:`_fabric_rows`)."""

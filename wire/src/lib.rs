@@ -13,6 +13,10 @@
 //! [`collector`] that does all of it per interval, and [`receive`], a thread reading
 //! `recvmmsg` batches into a collector without ever waiting for Python.
 //!
+//! The inlet's path (`fabcorr inlet`): [`route`] (a datagram's shard from its header
+//! alone) and [`forward`], a thread passing `recvmmsg` batches on unchanged with
+//! `sendmmsg`, one shard at a time.
+//!
 //! Beside the wire path, [`go_float`] writes `/metrics` sample values as
 //! prometheus-client does, many at once.
 #![forbid(unsafe_code)]
@@ -25,12 +29,14 @@ pub mod counters_sample;
 pub mod datagram;
 pub mod discard_sample;
 pub mod flow_sample;
+pub mod forward;
 pub mod go_float;
 pub mod loss;
 pub mod lru;
 pub mod packet;
 pub mod receive;
 pub mod reject;
+pub mod route;
 pub mod xdr;
 
 #[cfg(feature = "python")]

@@ -7,7 +7,7 @@ use pyo3::types::{PyBytes, PyDict, PyList, PyString, PyTuple};
 use pyo3::IntoPyObjectExt;
 use std::sync::mpsc;
 
-use std::net::IpAddr;
+use std::net::{IpAddr, SocketAddr};
 
 use crate::accumulate::{self, guarded, Interval, Limits};
 use crate::admission::{Admission, Refusal, Relay};
@@ -17,11 +17,13 @@ use crate::counters_sample::CounterSample;
 use crate::datagram::{self, Counts, Datagram, Level, Sample};
 use crate::discard_sample::DiscardSample;
 use crate::flow_sample::FlowSample;
+use crate::forward::{self, Forwarding};
 use crate::go_float;
 use crate::loss::Loss;
 use crate::packet::{Addr, Packet, Traffic};
 use crate::receive::{Receiving, Request};
 use crate::reject::Reject;
+use crate::route::{self, Routes};
 
 /// One row of a segment's flow table (little-endian): agent index, ifIndex, sampling
 /// rate, source and destination address indexes, direction index, traffic index, two
@@ -768,6 +770,83 @@ impl PyJoin {
     }
 }
 
+/// A known agent (packed), the addresses (packed) it may send from, and its shard.
+type AgentRoute = (Vec<u8>, Vec<Vec<u8>>, usize);
+
+fn inlet_ended() -> PyErr {
+    pyo3::exceptions::PyRuntimeError::new_err("the inlet's forwarding thread has ended")
+}
+
+/// The inlet's forwarding thread (see the stub).
+#[pyclass(module = "correlator._wire", name = "Inlet")]
+struct PyInlet {
+    forwarding: Option<Forwarding>,
+}
+
+impl PyInlet {
+    /// Asks the thread `request`, made with the reply's sender; its answer.
+    fn ask<T: Send>(
+        &self,
+        py: Python<'_>,
+        request: impl FnOnce(mpsc::Sender<T>) -> forward::Request + Send,
+    ) -> PyResult<T> {
+        let forwarding = self.forwarding.as_ref().ok_or_else(inlet_ended)?;
+        py.detach(|| {
+            let (reply, answer) = mpsc::channel();
+            if forwarding.ask(request(reply)) {
+                answer.recv().ok()
+            } else {
+                None
+            }
+        })
+        .ok_or_else(inlet_ended)
+    }
+}
+
+#[pymethods]
+impl PyInlet {
+    #[new]
+    #[pyo3(signature = (fd, batch = 64))]
+    fn new(fd: i32, batch: usize) -> PyResult<Self> {
+        let forwarding = Forwarding::start(fd, batch)?;
+        Ok(PyInlet { forwarding: Some(forwarding) })
+    }
+
+    fn route(&self, py: Python<'_>, agents: Vec<AgentRoute>) -> PyResult<()> {
+        let mut known = Vec::with_capacity(agents.len());
+        for (agent, sources, shard) in agents {
+            let sources = sources.iter().map(|s| ip_address(s)).collect::<PyResult<Vec<_>>>()?;
+            known.push((Addr::from_slice(&agent), sources, shard));
+        }
+        let routes = Routes::new(known);
+        self.ask(py, |reply| forward::Request::Routes(routes, reply))
+    }
+
+    fn shards(&self, py: Python<'_>, addresses: Vec<Option<(Vec<u8>, u16)>>) -> PyResult<()> {
+        let addresses = addresses
+            .into_iter()
+            .map(|a| a.map(|(ip, port)| Ok(SocketAddr::new(ip_address(&ip)?, port))).transpose())
+            .collect::<PyResult<Vec<_>>>()?;
+        self.ask(py, |reply| forward::Request::Shards(addresses, reply))
+    }
+
+    fn counts<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let counts = self.ask(py, forward::Request::Counts)?;
+        let out = PyDict::new(py);
+        out.set_item("forwarded", counts.forwarded)?;
+        out.set_item("samples", counts.samples)?;
+        out.set_item("dropped", counts.dropped.iter().map(|d| d.to_vec()).collect::<Vec<_>>())?;
+        out.set_item("unrouted", counts.unrouted.to_vec())?;
+        Ok(out)
+    }
+
+    fn stop(&mut self, py: Python<'_>) {
+        if let Some(forwarding) = self.forwarding.take() {
+            py.detach(|| forwarding.stop());
+        }
+    }
+}
+
 #[pymodule]
 fn _wire(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(decode, m)?)?;
@@ -775,6 +854,8 @@ fn _wire(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<PyAccumulator>()?;
     m.add_class::<PyCollector>()?;
     m.add_class::<PyJoin>()?;
+    m.add_class::<PyInlet>()?;
+    m.add("DROPS", route::Cause::ALL.map(route::Cause::name))?;
     m.add("ROW_FORMAT", ROW_FORMAT)?;
     m.add("TRAFFIC", Traffic::ALL.map(Traffic::name))?;
     m.add("DIRECTIONS", [accumulate::Direction::In.name(), accumulate::Direction::Out.name()])?;
