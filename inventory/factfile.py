@@ -12,7 +12,7 @@ import dataclasses
 import ipaddress
 import json
 import typing
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from enum import StrEnum
 from functools import cache
 from pathlib import Path
@@ -86,17 +86,21 @@ def facts_to_tables(facts: FactSet) -> dict[str, dict[str, list[Any]]]:
     >>> facts_to_tables(FactSet(nodes=(NodeFact("gpu01", "b8:3f:d3:00:00:01"),)))
     {'nodes': {'fields': ['name', 'chassis_id'], 'rows': [['gpu01', 'b8:3f:d3:00:00:01']]}}
     """
-    tables = {}
+    return dict(fact_tables(facts))
+
+
+def fact_tables(facts: FactSet) -> Iterator[tuple[str, dict[str, list[Any]]]]:
+    """The (section, table) items of :func:`facts_to_tables`, each made when asked (a
+    writer holds one section's rows at a time)."""
     for section, cls in FACT_TYPES.items():
         items = getattr(facts, section)
         if items:
             names = list(_defaults(cls))
-            tables[section] = {"fields": names, "rows": [
+            yield section, {"fields": names, "rows": [
                 [v.value if isinstance(v, StrEnum) else v for v in map(fact.__getattribute__,
                                                                            names)]
                 for fact in items
             ]}
-    return tables
 
 
 def facts_from_tables(tables: Mapping[str, Any], origin: str = "<tables>") -> FactSet:

@@ -91,7 +91,7 @@ def owners(fabric: FabricGraph) -> dict[str, Owner]:
 
 def prepare(fabric: FabricGraph) -> FabricGraph:
     """Derive every table the queries read, now; ``fabric`` itself is returned."""
-    for derive in (_plugs, _owners, _crowds_below, _crowds_behind, _groups):
+    for derive in (_plugs, _owners, _names, _crowds_below, _behind, _groups):
         fabric.cached(derive)
     tier_links(fabric)
     return fabric
@@ -103,8 +103,11 @@ def crowd_below(fabric: FabricGraph, switch: str) -> Crowd:
 
 
 def crowd_behind(fabric: FabricGraph, port: str) -> Crowd:
-    """Who uses the VFs of the PF cabled to the host port ``port``."""
-    return fabric.cached(_crowds_behind).get(port, NOBODY)
+    """Who uses the VFs of the PF cabled to the host port ``port`` (made when asked: a
+    host port has a NIC's few pod interfaces behind it, a large fabric a hundred thousand
+    such ports)."""
+    found = fabric.cached(_behind).get(port)
+    return _crowd(fabric, found) if found else NOBODY
 
 
 def leaves_of(fabric: FabricGraph, interfaces: list[str]) -> list[str]:
@@ -141,8 +144,7 @@ def switches_used(fabric: FabricGraph, leaves: list[str]) -> set[str]:
 
 def _groups(fabric: FabricGraph) -> dict[str, frozenset[str]]:
     """Switch ID -> its neighbours over usable cables (leaves alike in them form a group)."""
-    graph = fabric.switch_graph
-    return {switch: frozenset(graph.adj[switch]) for switch in graph}
+    return {switch: frozenset(near) for switch, near in fabric.switch_links.items()}
 
 
 def _between(fabric: FabricGraph) -> dict[tuple[frozenset[str], frozenset[str]],
@@ -187,14 +189,14 @@ def _crowds_below(fabric: FabricGraph) -> dict[str, Crowd]:
     for podif, plug in plugs(fabric).items():
         if plug.leaf:
             by_leaf[plug.leaf].append(podif)
-    graph, fabric_graph = fabric.graph, fabric.switch_graph
-    tiers = {s: graph.nodes[s].get(TIER, 0) for s in fabric_graph}
+    graph, links = fabric.graph, fabric.switch_links
+    tiers = {s: graph.nodes[s].get(TIER, 0) for s in links}
     leaves: dict[str, frozenset[str]] = {}
-    for switch in sorted(fabric_graph, key=tiers.__getitem__):
+    for switch in sorted(links, key=tiers.__getitem__):
         if graph.nodes[switch].get(ROLE) == SwitchRole.LEAF:
             leaves[switch] = frozenset((switch,))
             continue
-        lower = [n for n in fabric_graph.adj[switch] if 0 < tiers[n] < tiers[switch]]
+        lower = [n for n in links[switch] if 0 < tiers[n] < tiers[switch]]
         leaves[switch] = frozenset().union(*(leaves[n] for n in lower))
     shared: dict[frozenset[str], Crowd] = {}
     for below in leaves.values():
@@ -203,20 +205,25 @@ def _crowds_below(fabric: FabricGraph) -> dict[str, Crowd]:
     return {switch: shared[below] for switch, below in leaves.items()}
 
 
-def _crowds_behind(fabric: FabricGraph) -> dict[str, Crowd]:
-    """Host port ID -> who uses the VFs of the PF cabled to it."""
+def _behind(fabric: FabricGraph) -> dict[str, list[str]]:
+    """Host port ID -> the pod interfaces on the VFs of the PF cabled to it."""
     by_port: dict[str, list[str]] = defaultdict(list)
     for podif, plug in plugs(fabric).items():
         if plug.leaf_port:
             by_port[plug.leaf_port].append(podif)
-    return {port: _crowd(fabric, found) for port, found in by_port.items()}
+    return by_port
 
 
 def _crowd(fabric: FabricGraph, interfaces: list[str]) -> Crowd:
-    table = owners(fabric)
-    found = [table[i] for i in interfaces if i in table]
-    pods, jobs, tenants = (
-        tuple(sorted({id_name(x) for x in values if x}))
-        for values in ([o.pod for o in found], [o.job for o in found], [o.tenant for o in found])
-    )
-    return Crowd(tuple(sorted(id_name(i) for i in interfaces)), pods, jobs, tenants)
+    table = fabric.cached(_names)
+    found = [table.get(i) or (id_name(i), "", "", "") for i in interfaces]
+    names, pods, jobs, tenants = zip(*found, strict=True) if found else ((),) * 4
+    return Crowd(tuple(sorted(names)),
+                 *(tuple(sorted(set(column) - {""})) for column in (pods, jobs, tenants)))
+
+
+def _names(fabric: FabricGraph) -> dict[str, tuple[str, str, str, str]]:
+    """Pod interface ID -> the readable names of it, its pod, job and tenant ('' for none):
+    made once, so the crowds of every tier share the strings."""
+    return {i: (id_name(i), id_name(o.pod), id_name(o.job) if o.job else "",
+                id_name(o.tenant) if o.tenant else "") for i, o in owners(fabric).items()}

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from functools import cached_property
 from typing import Any, TypeVar
 
@@ -102,19 +102,14 @@ class FabricGraph:
         return cables_of(self.graph)
 
     @cached_property
-    def switch_graph(self) -> nx.MultiGraph:
-        """Switches joined by one edge per usable cable whose ports are up.
-
-        Each edge's ``ends`` maps both switch IDs to their port IDs on that cable.
-        """
-        fabric = nx.MultiGraph()
-        fabric.add_nodes_from(self.nodes_of(NodeKind.SWITCH))
-        fabric.add_edges_from(self._switch_cables())
-        return fabric
-
-    def _switch_cables(self) -> Iterator[tuple[str, str, dict[str, Any]]]:
+    def switch_links(self) -> dict[str, dict[str, tuple[tuple[str, str], ...]]]:
+        """Switch ID (every switch, in the graph's order) -> each switch joined to it by a
+        usable cable whose ports are up -> the (own port, far port) IDs of every such cable,
+        in the graph's cable order."""
         nodes = self._node
-        for a, b, edge in self.cables:
+        links: dict[str, dict[str, list[tuple[str, str]]]] = {
+            s: {} for s in self.nodes_of(NodeKind.SWITCH)}
+        for a, b, edge in cables_of(self.graph):
             if edge[STATUS] not in USABLE_LINK:
                 continue
             ends = nodes[a], nodes[b]
@@ -122,7 +117,11 @@ class FabricGraph:
                 continue
             if is_up(ends[0]) and is_up(ends[1]):
                 sa, sb = switch_id(ends[0]["switch"]), switch_id(ends[1]["switch"])
-                yield sa, sb, {"ends": {sa: a, sb: b}}
+                links[sa].setdefault(sb, []).append((a, b))
+                if sa != sb:
+                    links[sb].setdefault(sa, []).append((b, a))
+        return {s: {far: tuple(found) for far, found in near.items()}
+                for s, near in links.items()}
 
 
 def cables_of(graph: nx.Graph) -> list[tuple[str, str, dict[str, Any]]]:

@@ -15,6 +15,7 @@ from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass
 from itertools import pairwise
+from typing import Any
 
 import networkx as nx
 
@@ -186,6 +187,20 @@ class MacIndex:
                             f"{index._owner(owners[seq])}") for seq, first in sorted(conflicts)]
         return index, problems
 
+    def columns(self) -> tuple[Any, ...]:
+        """The index as plain data (bytes, a list, a dict) for :meth:`from_columns`."""
+        return self._keys.tobytes(), self._owners.tobytes(), self._nodes, self._other
+
+    @classmethod
+    def from_columns(cls, columns: Any, vfs: VfTable) -> MacIndex:
+        """The index :meth:`columns` gave (as a packed snapshot holds it), over ``vfs``."""
+        keys, owners, nodes, other = columns
+        index = cls(array("Q", keys), array("L", owners), nodes, vfs, other)
+        if len(index._keys) != len(index._owners) or type(nodes) is not list \
+                or type(other) is not dict:
+            raise ValueError("MAC index columns of unequal lengths")
+        return index
+
     def get(self, mac: str) -> str | None:
         if not _CANONICAL_MAC.fullmatch(mac):
             found = self._other.get(mac)
@@ -237,9 +252,11 @@ INDEXED_FACTS = ("switches", "pod_interfaces")
 """The fact sections the indexes read besides the graph."""
 
 
-def build_indexes(graph: nx.Graph, facts: FactSet, vfs: VfTable) -> Indexes:
+def build_indexes(graph: nx.Graph, facts: FactSet, vfs: VfTable,
+                  by_mac: MacIndex | None = None) -> Indexes:
     """Build every index from a fabric graph, its VF table and the facts it was built from
-    (only the sections in :data:`INDEXED_FACTS` are read)."""
+    (only the sections in :data:`INDEXED_FACTS` are read); ``by_mac``, when given, is the
+    MAC index already built (its conflicts then are the fabric's problems already)."""
     ips, problems = IpIndex.from_facts(facts.pod_interfaces)
     nodes = graph.nodes
     agents = {
@@ -264,11 +281,13 @@ def build_indexes(graph: nx.Graph, facts: FactSet, vfs: VfTable) -> Indexes:
                 agent = agents.get(switch_id(switch))
                 if agent is not None:
                     by_agent[(agent, attrs["ifindex"])] = node
-        elif kind in (NodeKind.PF, NodeKind.VF):
+        elif kind in (NodeKind.PF, NodeKind.VF) and by_mac is None:
             if attrs.get("mac"):
                 macs.append((attrs["mac"], node))
             if kind == NodeKind.VF:
                 in_graph.update(vfs.rows_of(attrs.get("node", ""), attrs.get("pci_address", "")))
-    by_mac, conflicts = MacIndex.build(
-        macs, vfs, [row for row, _ in vfs.macs() if row not in in_graph])
+    conflicts: list[Problem] = []
+    if by_mac is None:
+        by_mac, conflicts = MacIndex.build(
+            macs, vfs, [row for row, _ in vfs.macs() if row not in in_graph])
     return Indexes(ips, by_agent, by_ifindex, by_name, by_mac, (*problems, *conflicts))

@@ -4,21 +4,21 @@ A path leaves the source PF into its leaf's host port, climbs and descends the C
 usable cables whose ports are up (the up-down routes of :mod:`topology.tiers`), and
 leaves the destination leaf by the destination's host port. Parallel cables between two
 switches are distinct paths, as ECMP hashes over them. Counting is exact and costs the
-size of the route's layers; listing stops at ``limit`` paths.
+switches where the routes meet (:func:`topology.tiers.routes`); listing stops at ``limit``
+paths.
 """
 
 from __future__ import annotations
 
-from collections import defaultdict
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import cache
-from itertools import islice, pairwise, product
+from itertools import islice
 
 from topology.footprint import Plug, plugs
 from topology.graph import FabricGraph
 from topology.schema import id_name
-from topology.tiers import Links, cables, route_layers, tier_links
+from topology.tiers import Links, cables, routes, tier_links
 
 
 @dataclass(frozen=True, slots=True)
@@ -60,74 +60,16 @@ def interface_paths(fabric: FabricGraph, source: str, destination: str,
     if src.leaf == dst.leaf:
         hop = Hop(id_name(src.leaf), _port_name(fabric, src), _port_name(fabric, dst))
         return InterfacePaths(source, destination, 1, ((hop,),))
-    count, layers = _leaf_routes(fabric, src.leaf, dst.leaf)
+    count, layers = routes(fabric, src.leaf, dst.leaf)
     first, last = _port_name(fabric, src), _port_name(fabric, dst)
     listed = tuple(islice(_expand(fabric, layers, first, last), limit)) if count else ()
     return InterfacePaths(source, destination, count, listed)
 
 
-def _leaf_routes(fabric: FabricGraph, a: str, b: str) -> tuple[int, list[list[str]]]:
-    """The number of cable-level routes from leaf ``a`` to leaf ``b``, and their layers.
-
-    Leaves with the same cables up (the leaves of one Clos pod) have the same routes but
-    for their ends, so both are found once per pair of such leaves' uplinks and fabric.
-    """
-    uplinks = fabric.cached(_uplinks)
-    key = (uplinks[a], uplinks[b])
-    memo = fabric.cached(_route_memo)
-    found = memo.get(key)
-    if found is None:
-        if len(memo) >= _MEMO_LIMIT:
-            memo.clear()
-        found = memo[key] = _count_routes(fabric, a, b)
-    count, inner = found
-    return count, [[a], *inner, [b]] if inner is not None else []
-
-
-_MEMO_LIMIT = 4096
-"""Pairs of uplinks whose routes a fabric remembers (a clean Clos has pods squared)."""
-
-
-def _route_memo(fabric: FabricGraph) -> dict[tuple[frozenset, frozenset],
-                                             tuple[int, list[list[str]] | None]]:
-    return {}
-
-
-def _uplinks(fabric: FabricGraph) -> defaultdict[str, frozenset[tuple[str, int]]]:
-    """Switch ID -> the switches a tier above it and the number of cables to each."""
-    up = tier_links(fabric)[0]
-    table = defaultdict(frozenset)
-    table.update((switch, frozenset((v, len(found)) for v, found in above.items()))
-                 for switch, above in up.items())
-    return table
-
-
-def _count_routes(fabric: FabricGraph, a: str, b: str) -> tuple[int, list[list[str]] | None]:
-    """The route count from ``a`` to ``b`` and the layers between (None: no route).
-
-    Each switch's number of ways to be reached is the sum, over the switches before it,
-    of theirs times the parallel cables between: exact, without listing a route.
-    """
-    layers = route_layers(fabric, a, b)
-    if not layers:
-        return 0, None
-    links = tier_links(fabric)
-    ways = {a: 1}
-    for layer in layers[1:]:
-        members, reached = set(layer), defaultdict(int)
-        for u, n in ways.items():
-            for v in _next(links, u, members):
-                reached[v] += n * len(cables(links, u, v))
-        ways = reached
-    return ways.get(b, 0), layers[1:-1]
-
-
 def _next(links: tuple[Links, Links], switch: str, layer: set[str]) -> list[str]:
     """The switches of ``layer`` cabled to ``switch``, in ID order."""
     up, down = links[0].get(switch, _NONE), links[1].get(switch, _NONE)
-    if len(layer) < len(up) + len(down):
-        return sorted(v for v in layer if v in up or v in down)
-    return sorted([*(v for v in up if v in layer), *(v for v in down if v in layer)])
+    return sorted(layer.intersection(up).union(layer.intersection(down)))
 
 
 _NONE: dict[str, tuple[tuple[str, str], ...]] = {}
@@ -135,10 +77,12 @@ _NONE: dict[str, tuple[tuple[str, str], ...]] = {}
 
 def _expand(fabric: FabricGraph, layers: list[list[str]], first: str, last: str
             ) -> Iterator[tuple[Hop, ...]]:
-    """Every route through ``layers``, switches in ID order, then each choice of cables.
+    """Every route through ``layers``: switch sequences in ID order (depth first), and for
+    each its choices of parallel cables, the first cable's choice varying slowest.
 
-    Routes share most of their hops, so each distinct hop, name, cable choice and next
-    step is made once per listing.
+    The hops before each switch are made once for every route that shares them (one
+    list per switch on the walk, of each cable choice so far and the port it arrives by),
+    so a route costs its last hop and one tuple.
     """
     links = tier_links(fabric)
     hop, name = cache(Hop), cache(id_name)
@@ -148,36 +92,33 @@ def _expand(fabric: FabricGraph, layers: list[list[str]], first: str, last: str
     def steps(switch: str, depth: int) -> list[str]:
         return _next(links, switch, sets[depth])
 
-    @cache
-    def between(x: str, y: str) -> tuple[tuple[str, str], ...]:
-        return cables(links, x, y)
+    def extend(ways: _Ways, switch: str, to: str) -> _Ways:
+        label = name(switch)
+        return [((*hops, hop(label, ingress, egress)), far)
+                for hops, ingress in ways for egress, far in cables(links, switch, to)]
 
-    for switches in _chains(steps, len(layers), layers[0][0]):
-        *names, end = map(name, switches)
-        for chosen in product(*(between(x, y) for x, y in pairwise(switches))):
-            hops, ingress = [], first
-            for label, (egress, far) in zip(names, chosen, strict=True):
-                hops.append(hop(label, ingress, egress))
-                ingress = far
-            hops.append(hop(end, ingress, last))
-            yield tuple(hops)
-
-
-def _chains(steps: Callable[[str, int], list[str]], depth: int, start: str
-            ) -> Iterator[list[str]]:
-    """Switch sequences of ``depth`` switches from ``start`` that follow cables, in ID
-    order (depth first, without a generator per level)."""
-    route, choices = [start], [iter(steps(start, 1))]
+    start = layers[0][0]
+    route, ways, choices = [start], [[((), first)]], [iter(steps(start, 1))]
     while choices:
         switch = next(choices[-1], None)
         if switch is None:
             choices.pop()
             route.pop()
-        elif len(route) + 1 == depth:
-            yield [*route, switch]
-        else:
+            ways.pop()
+            continue
+        reached = extend(ways[-1], route[-1], switch)
+        if len(route) + 1 < len(layers):
             route.append(switch)
+            ways.append(reached)
             choices.append(iter(steps(switch, len(route))))
+            continue
+        end = name(switch)
+        for hops, ingress in reached:
+            yield (*hops, hop(end, ingress, last))
+
+
+_Ways = list[tuple[tuple[Hop, ...], str]]
+"""The hops so far of each choice of cables, with the port the last cable arrives by."""
 
 
 def _port_name(fabric: FabricGraph, plug: Plug) -> str:

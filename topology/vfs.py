@@ -62,6 +62,23 @@ class VfTable:
                    array("q", indexes), [(normalize_mac(m) or m) if m else "" for m in macs],
                    ranges)
 
+    def columns(self) -> tuple[Any, ...]:
+        """The table as plain data (lists, bytes, a dict) for :meth:`from_columns`."""
+        return (self._names, *(column.tobytes() for column in (self._node, self._pci,
+                                                                 self._pf, self._index)),
+                self._macs, self._ranges)
+
+    @classmethod
+    def from_columns(cls, columns: Any) -> VfTable:
+        """The table :meth:`columns` gave (as a packed snapshot holds it)."""
+        names, node, pci, pf, index, macs, ranges = columns
+        arrays = [array(code, data) for code, data in zip("IIIq", (node, pci, pf, index),
+                                                          strict=True)]
+        if not (type(names) is list and type(macs) is list and type(ranges) is dict
+                and all(len(a) == len(macs) for a in arrays)):
+            raise ValueError("VF table columns of unequal lengths")
+        return cls(names, *arrays, macs, ranges)
+
     def __len__(self) -> int:
         return len(self._node)
 

@@ -44,6 +44,10 @@ def test_round_trip_keeps_every_attribute_with_its_type(fabric, tmp_path, name):
     kinds = {type(v) for _, attrs in fabric.graph.nodes(data=True) for v in attrs.values()}
     assert kinds == {str, int, float, bool}
     assert {p.kind for p in fabric.problems} == {"link-one-sided"}
+    # The VF table and MAC index, rebuilt from JSON or kept as built in the packed form.
+    assert loaded.vfs.columns() == fabric.vfs.columns()
+    assert loaded.indexes.by_mac.columns() == fabric.indexes.by_mac.columns()
+    assert len(fabric.vfs) == 16 and len(fabric.indexes.by_mac) == 16 + 8
 
 
 def test_saving_twice_gives_identical_bytes(fabric, tmp_path):
@@ -74,10 +78,10 @@ def test_bad_snapshots_say_what_is_wrong(tmp_path, content, message):
 def test_the_packed_form_holds_the_json_document(fabric, tmp_path):
     save_snapshot(fabric, tmp_path / "s.json")
     save_snapshot(fabric, tmp_path / "s.packed")
-    packed = (tmp_path / "s.packed").read_bytes()
-    assert packed.startswith(b"fabcorr/topology packed\n")
-    assert marshal.loads(packed[len(b"fabcorr/topology packed\n"):]) == \
-        json.loads((tmp_path / "s.json").read_text())
+    assert (tmp_path / "s.packed").read_bytes().startswith(b"fabcorr/topology packed pieces\n")
+    packed = snapshot.read_document(tmp_path / "s.packed")
+    assert list(packed.pop(snapshot.TABLES)) == ["vfs", "macs"]
+    assert packed == json.loads((tmp_path / "s.json").read_text())
     assert snapshot.snapshot_document(load_snapshot(tmp_path / "s.packed")) == \
         snapshot.snapshot_document(load_snapshot(tmp_path / "s.json"))
 
@@ -87,6 +91,37 @@ def test_a_damaged_packed_snapshot_says_so(fabric, tmp_path):
     path = tmp_path / "cut.packed"
     path.write_bytes((tmp_path / "s.packed").read_bytes()[:1000])
     with pytest.raises(SnapshotError, match=r"cut\.packed: a damaged packed snapshot"):
+        load_snapshot(path)
+
+
+def test_the_packed_form_is_in_pieces_of_marshalled_keys_and_value(fabric, tmp_path):
+    save_snapshot(fabric, tmp_path / "s.packed")
+    data = (tmp_path / "s.packed").read_bytes()
+    at, pieces = len(snapshot.PACKED), []
+    while at < len(data):
+        size = int.from_bytes(data[at:at + 8], "little")
+        pieces.append(marshal.loads(data[at + 8:at + 8 + size]))
+        at += 8 + size
+    assert at == len(data)
+    document = json.loads(snapshot.snapshot_text(fabric))
+    sections = list(document["facts"])
+    kinds = [t["kind"] for t in document["graph"]["nodes"]]
+    edge_kinds = [t["kind"] for t in document["graph"]["edges"]]
+    assert [keys for keys, _ in pieces] == [
+        ("schema",), ("version",), ("facts",), *(("facts", s) for s in sections),
+        ("graph",), ("graph", "nodes"), *(("graph", "nodes") for _ in kinds),
+        ("graph", "edges"), *(("graph", "edges") for _ in edge_kinds), ("problems",),
+        ("tables",), ("tables", "vfs"), ("tables", "macs")]
+    assert pieces[3] == (("facts", sections[0]), document["facts"][sections[0]])
+    assert [v["kind"] for keys, v in pieces if keys == ("graph", "nodes") and v] == kinds
+
+
+def test_a_packed_snapshot_of_the_whole_document_asks_to_be_saved_again(fabric, tmp_path):
+    path = tmp_path / "old.packed"
+    path.write_bytes(b"fabcorr/topology packed\n" + marshal.dumps(snapshot.snapshot_document(
+        fabric)))
+    with pytest.raises(SnapshotError, match=r"old\.packed: a packed snapshot of an earlier "
+                                            "fabcorr: save it again"):
         load_snapshot(path)
 
 
@@ -121,6 +156,14 @@ def test_a_save_replaces_the_file_whole_or_not_at_all(fabric, tmp_path, monkeypa
         save_snapshot(fabric, path)
     assert path.read_bytes() == before
     assert [p.name for p in tmp_path.iterdir()] == ["topology.json"]
+
+
+def test_graph_tables_that_are_no_list_are_malformed(tmp_path):
+    path = tmp_path / "bad.json"
+    path.write_text('{"schema": "fabcorr/topology", "version": 1, "facts": {}, "problems": [],'
+                    ' "graph": {"nodes": {}, "edges": []}}')
+    with pytest.raises(SnapshotError, match=r"malformed snapshot.*expected a list of tables"):
+        load_snapshot(path)
 
 
 def test_the_switches_alone_are_those_of_the_whole_snapshot(tmp_path):
