@@ -3,7 +3,7 @@
 //! compact tables per interval, never an object per flow sample.
 
 use pyo3::prelude::*;
-use pyo3::types::{PyBytes, PyDict, PyList, PyString, PyTuple};
+use pyo3::types::{PyBytes, PyDict, PyList, PyTuple};
 use pyo3::IntoPyObjectExt;
 use std::sync::mpsc;
 
@@ -17,7 +17,6 @@ use crate::counters_sample::CounterSample;
 use crate::datagram::{self, Counts, Datagram, Level, Sample};
 use crate::discard_sample::DiscardSample;
 use crate::flow_sample::FlowSample;
-use crate::go_float;
 use crate::loss::Loss;
 use crate::packet::{Addr, Packet, Traffic};
 use crate::receive::{Receiving, Request};
@@ -28,6 +27,8 @@ use crate::reject::Reject;
 /// pad bytes, samples, sum of frame lengths, sum of squares (low, high 64 bits).
 const ROW_FORMAT: &str = "<5I2B2x4Q";
 const ROW_SIZE: usize = 56;
+
+mod series;
 
 type Any<'py> = Bound<'py, PyAny>;
 
@@ -286,31 +287,6 @@ fn decode<'py>(py: Python<'py>, data: &[u8]) -> PyResult<(Any<'py>, Bound<'py, P
 }
 
 /// Decodes datagrams and sums their samples per interval (see the stub).
-/// `prefix value\n` per `(labels, value)` row (UTF-8): the prefix `prefixes[labels]`,
-/// or `new(labels)` for labels not in it, the value as prometheus-client's
-/// `floatToGoString` writes it. The text of many series in one call.
-#[pyfunction]
-fn series_lines<'py>(
-    py: Python<'py>,
-    rows: &Bound<'py, PyList>,
-    prefixes: &Bound<'py, PyDict>,
-    new: &Bound<'py, PyAny>,
-) -> PyResult<Bound<'py, PyBytes>> {
-    let mut out = String::with_capacity(rows.len() * 96);
-    let mut scratch = String::new();
-    for row in rows.iter() {
-        let (labels, value): (Any<'py>, f64) = row.extract()?;
-        let prefix = match prefixes.get_item(&labels)? {
-            Some(prefix) => prefix,
-            None => new.call1((labels,))?,
-        };
-        out.push_str(prefix.cast::<PyString>()?.to_str()?);
-        go_float::push(&mut out, value, &mut scratch);
-        out.push('\n');
-    }
-    Ok(PyBytes::new(py, out.as_bytes()))
-}
-
 #[pyclass(module = "correlator._wire", name = "Accumulator")]
 struct PyAccumulator {
     inner: accumulate::Accumulator,
@@ -771,7 +747,7 @@ impl PyJoin {
 #[pymodule]
 fn _wire(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(decode, m)?)?;
-    m.add_function(wrap_pyfunction!(series_lines, m)?)?;
+    m.add_class::<series::SeriesLines>()?;
     m.add_class::<PyAccumulator>()?;
     m.add_class::<PyCollector>()?;
     m.add_class::<PyJoin>()?;

@@ -1,5 +1,5 @@
 """The values of the ``/metrics`` text as prometheus-client writes them:
-:func:`correlator._wire.series_lines` against its own
+:class:`correlator._wire.SeriesLines` against its own
 :func:`~prometheus_client.utils.floatToGoString`, value by value, over a few million
 floats of every kind (random bit patterns and magnitudes, integers, the edges where the
 layout changes, powers of two and ten with their neighbours, subnormals, specials)."""
@@ -15,7 +15,7 @@ from decimal import Decimal
 import pytest
 from prometheus_client.utils import floatToGoString
 
-from correlator._wire import series_lines
+from correlator._wire import SeriesLines
 
 SPECIALS = [0.0, -0.0, math.inf, -math.inf, math.nan, -math.nan, 5e-324, -5e-324,
             2.2250738585072014e-308, 2.225073858507201e-308, 1.7976931348623157e308,
@@ -90,7 +90,7 @@ def _unknown(labels: object) -> str:
 
 def _mismatches(values: list[float]) -> list[tuple[float, str, str]]:
     theirs = "".join([f"{floatToGoString(value)}\n" for value in values]).encode()
-    ours = series_lines([((), value) for value in values], {(): ""}, _unknown)
+    ours = SeriesLines(lambda labels: "").render([()] * len(values), values)
     if ours == theirs:
         return []
     return [(value, text, floatToGoString(value)) for value, text
@@ -126,14 +126,45 @@ def test_each_value_follows_its_prefix_on_a_line():
         asked.append(labels)
         return f"{labels[0]} "
 
-    rows = [(("ü",), 1.5e7), (("b",), -0.0), (("c",), 12), (("ü",), math.inf)]
-    text = series_lines(rows, {("ü",): 'a{k="ü"} '}, new)
-    assert text == 'a{k="ü"} 1.5e+07\nb -0.0\nc 12.0\na{k="ü"} +Inf\n'.encode()
-    assert asked == [("b",), ("c",)]
+    lines = SeriesLines(new)
+    text = lines.render([("ü",), ("b",), ("c",), ("ü",)], [1.5e7, -0.0, 12, math.inf])
+    assert text == 'ü 1.5e+07\nb -0.0\nc 12.0\nü +Inf\n'.encode()
+    assert asked == [("ü",), ("b",), ("c",)]
+    assert lines.kept == 3
 
 
-def test_a_row_is_labels_and_a_number():
+def test_prefixes_are_kept_by_key_wherever_the_series_moves():
+    asked = []
+
+    def new(labels):
+        asked.append(labels)
+        return f"{labels[0]}{len(asked)} "
+
+    lines = SeriesLines(new)
+    assert lines.render([("a",), ("b",), ("c",)], [1, 2, 3]) == b"a1 1.0\nb2 2.0\nc3 3.0\n"
+    # the same keys in new tuples, in place; then moved, one gone, one new; then shorter
+    assert lines.render([("a",), ("b",), ("c",)], [4, 5, 6]) == b"a1 4.0\nb2 5.0\nc3 6.0\n"
+    assert lines.render([("a",), ("c",), ("d",), ("b",)], [7, 8, 9, 0]) == (
+        b"a1 7.0\nc3 8.0\nd4 9.0\nb2 0.0\n")
+    assert lines.render([("a",), ("c",)], [1, 2]) == b"a1 1.0\nc3 2.0\n"
+    assert lines.render([("a",), ("c",), ("d",)], [1, 2, 3]) == b"a1 1.0\nc3 2.0\nd4 3.0\n"
+    assert lines.render([], []) == b""
+    assert lines.render([("d",), ("b",)], [1, 2]) == b"d4 1.0\nb2 2.0\n"
+    assert asked == [("a",), ("b",), ("c",), ("d",)]
+
+
+def test_prefixes_kept_are_bounded_by_the_latest_render():
+    lines = SeriesLines(lambda labels: f"{labels[0]} ")
+    lines.render([(str(n),) for n in range(1000)], [0.5] * 1000)
+    assert lines.kept == 1000
+    assert lines.render([("7",), ("x",)], [1, 2]) == b"7 1.0\nx 2.0\n"
+    assert lines.kept == 2
+
+
+def test_a_series_is_a_key_and_a_number():
     with pytest.raises(TypeError):
-        series_lines([(("a",), "1.0")], {("a",): "a "}, _unknown)
+        SeriesLines(lambda labels: "a ").render([("a",)], ["1.0"])
+    with pytest.raises(ValueError, match="2 keys for 1 values"):
+        SeriesLines(lambda labels: "a ").render([("a",), ("b",)], [1.0])
     with pytest.raises(AssertionError, match="no prefix asked for"):
-        series_lines([(("a",), 1.0)], {}, _unknown)
+        SeriesLines(_unknown).render([("a",)], [1.0])
