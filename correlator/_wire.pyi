@@ -74,11 +74,17 @@ class SeriesLines:
     def kept(self) -> int:
         """How many keys' prefixes are kept."""
 
-    def render(self, keys: list[Hashable], values: list[float]) -> bytes:
-        """``prefix value\\n`` per key and value, UTF-8; the value as
-        :func:`prometheus_client.utils.floatToGoString` writes it (``+Inf``, ``-Inf``,
-        ``NaN``, Python's shortest ``repr``, positive values of 7 to 16 integer digits as
-        ``d.ddde+XX``). ``ValueError`` when the lists' lengths differ."""
+    def update(self, keys: list[Hashable], values: list[float]) -> None:
+        """The family's series for the next :func:`exposition`: ``prefix value\\n`` per
+        key and value, UTF-8; the value as :func:`prometheus_client.utils.floatToGoString`
+        writes it (``+Inf``, ``-Inf``, ``NaN``, Python's shortest ``repr``, positive values
+        of 7 to 16 integer digits as ``d.ddde+XX``). ``ValueError`` when the lists' lengths
+        differ; a failed update leaves no series to write."""
+
+
+def exposition(parts: list[bytes | SeriesLines]) -> bytes:
+    """The parts one after the other: bytes as they are, families' series as last
+    updated, written once into the bytes returned."""
 
 
 class Accumulator:

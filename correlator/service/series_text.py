@@ -6,7 +6,8 @@ The text is prometheus-client's: :func:`prometheus_client.generate_latest` of th
 families gives the same bytes (tests compare the two); names are escaped by its
 functions and values formatted as its :func:`~prometheus_client.utils.floatToGoString`
 does, by :class:`correlator._wire.SeriesLines` (tests compare the two over millions of
-values). Only the work is kept between renders.
+values), and the text written once, by :func:`correlator._wire.exposition`. Only the work
+is kept between renders.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from dataclasses import dataclass, field
 
 from prometheus_client.openmetrics.exposition import escape_label_name, escape_metric_name
 
-from correlator._wire import SeriesLines
+from correlator._wire import SeriesLines, exposition
 
 Labels = tuple[str, ...]
 """One series' label values, in its family's label order."""
@@ -67,13 +68,13 @@ class SeriesText:
         return sum(kept.lines.kept for kept in self._kept.values())
 
     def render(self, families: Iterable[Family]) -> bytes:
-        out: list[bytes] = []
+        parts: list[bytes | SeriesLines] = []
         for family in families:
             kept = self._kept.get((family.name, family.labels))
             if kept is None:
                 kept = self._kept[(family.name, family.labels)] = _Kept(family)
-            out += kept.text(family)
-        return b"".join(out)
+            parts += kept.parts(family)
+        return exposition(parts)
 
 
 class _Kept:
@@ -87,18 +88,19 @@ class _Kept:
         # label names escaped once, in the order the text sorts them
         self._order = sorted((escape_label_name(key), at) for at, key in enumerate(family.labels))
         self.lines = SeriesLines(self._prefix)
-        self._last: tuple[tuple[list[Labels], list[float]] | None, tuple[bytes, bytes]] = (
-            None, (b"", b""))
+        self._fixed: tuple[list[Labels], list[float], bytes] | None = None
+        """A fixed family's lists and the text of its series."""
 
-    def text(self, family: Family) -> tuple[bytes, bytes]:
-        """The family's text: header and series."""
-        last = self._last[0]
-        if last is not None and family.keys is last[0] and family.values is last[1]:
-            return self._last[1]  # a fixed family's very lists of the last render
-        text = (self.header, self.lines.render(family.keys, family.values))
-        self._last = ((family.keys, family.values), text) if family.fixed else (
-            None, (b"", b""))
-        return text
+    def parts(self, family: Family) -> tuple[bytes, bytes | SeriesLines]:
+        """The family's header and its series (their text, or what writes it)."""
+        fixed = self._fixed
+        if fixed is not None and family.keys is fixed[0] and family.values is fixed[1]:
+            return self.header, fixed[2]  # a fixed family's very lists of the last render
+        self.lines.update(family.keys, family.values)
+        self._fixed = None
+        if family.fixed:
+            self._fixed = (family.keys, family.values, exposition([self.lines]))
+        return self.header, self.lines
 
     def _prefix(self, labels: Labels) -> str:
         """``name{key="value",...} `` of a series, its labels sorted by name."""

@@ -748,6 +748,7 @@ impl PyJoin {
 fn _wire(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(decode, m)?)?;
     m.add_class::<series::SeriesLines>()?;
+    m.add_function(wrap_pyfunction!(series::exposition, m)?)?;
     m.add_class::<PyAccumulator>()?;
     m.add_class::<PyCollector>()?;
     m.add_class::<PyJoin>()?;
