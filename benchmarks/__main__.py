@@ -16,6 +16,7 @@ from pathlib import Path
 from benchmarks import (
     attribute_suite,
     gnmi_suite,
+    inlet_suite,
     inventory_suite,
     pipeline_suite,
     service_suite,
@@ -30,6 +31,7 @@ SUITES: dict[str, Callable[[list[str], int], list[Result]]] = {
     "inventory": inventory_suite.run,
     "gnmi": gnmi_suite.run,
     "sflow": sflow_suite.run,
+    "inlet": inlet_suite.run,
     "attribute": attribute_suite.run,
     "exporter": service_suite.run,
     "pipeline": pipeline_suite.run,

@@ -4,7 +4,8 @@ accumulate per interval, with the records, traffic classes and reject reasons of
 the records and intervals the rest of fabcorr reads.
 
 Beside it, :class:`SeriesLines` writes the series of the ``/metrics`` text
-(:mod:`correlator.service.series_text`).
+(:mod:`correlator.service.series_text`) and :func:`indent_json` lays out the JSON the CLI
+prints (:mod:`correlator.cli.printers`).
 
 Nothing on the wire path raises on input: a datagram or sample that cannot be trusted is counted
 under its reason (``REJECTS``); a panic inside is counted as ``internal-error``.
@@ -87,6 +88,11 @@ def exposition(parts: list[bytes | SeriesLines]) -> bytes:
     updated, written once into the bytes returned."""
 
 
+def indent_json(compact: str, width: int) -> str:
+    """``compact``, the text of ``json.dumps(value, separators=(",", ": "))``, as
+    ``json.dumps(value, indent=width)`` writes it (the same text, from the C encoder)."""
+
+
 class Accumulator:
     """Decodes datagrams and sums their samples into the current interval, keyed as
     :class:`correlator.attribution.accumulate.Accumulator`; each table holds at most its
@@ -118,6 +124,28 @@ TotalsDict = dict[str, object]
 ``interleaved``, ``evictions`` (``{"sequences"|"sources"|"formats": int}``, non-zero
 only) and ``named``: the (agent, sub-agent) pairs found interleaving in it, each named
 once ever."""
+
+
+class Capture:
+    """The UDP datagrams of a pcap or pcapng file (``correlator/sflow/pcap.py`` says which
+    kinds and links), only those to ``port`` when given, read in large blocks. A file of
+    neither kind, or a pcap of a link type not read, is a ValueError; one that cannot be
+    opened an OSError. Iterating gives ``(time, source address packed, source port,
+    destination port, payload)``; :meth:`Collector.handle_capture` takes them without
+    Python objects."""
+
+    def __init__(self, path: str, port: int | None = None) -> None: ...
+
+    def peek(self) -> float | None:
+        """When the next datagram arrived, without taking it; None after the last."""
+
+    def __iter__(self) -> Capture: ...
+
+    def __next__(self) -> tuple[float, bytes, int, int, bytes]: ...
+
+    def skipped(self) -> dict[str, int]:
+        """Packets skipped so far by reason (``not_ip``, ``not_udp``, ``fragment``,
+        ``truncated``, ``unsupported_link``, ``cut_short``), those counted only."""
 
 
 class Collector:
@@ -162,6 +190,10 @@ class Collector:
     def handle_many(self, datagrams: Iterable[tuple[float, bytes]]) -> int:
         """:meth:`handle` each ``(at, data)`` (from no UDP source: a capture, in time
         order); how many were accepted."""
+
+    def handle_capture(self, capture: Capture, until: float) -> int:
+        """:meth:`handle` each datagram of ``capture`` that arrived before ``until``, read
+        here (no UDP source); how many."""
 
     def cut(self, at: float) -> None:
         """Start a new segment at ``at`` (an address changed owner)."""
@@ -225,3 +257,35 @@ class Join:
         samples of ports the fabric does not know as (agent, ifIndex, samples), and the
         samples whose source nobody owned. Raises ValueError on rows that are not whole or
         name an index beyond their tables."""
+
+
+DROPS: list[str]
+"""Why the inlet did not forward a datagram, in the order of its counts: ``bad-header``,
+``unknown-agent``, ``spoofed-source``, ``unresolved``, ``send-error``."""
+
+
+class Inlet:
+    """``fabcorr inlet``'s forwarding thread: reads ``recvmmsg`` batches of up to ``batch``
+    datagrams from the bound socket ``fd`` (the caller keeps it open until :meth:`stop`,
+    with a receive timeout), reads each one's header alone and sends it on unchanged with
+    ``sendmmsg`` to its agent's shard, from a UDP socket connected to that shard (so a
+    refusing port is reported, counted as ``send-error``). Nothing is forwarded until
+    :meth:`route` and :meth:`shards` are given."""
+
+    def __init__(self, fd: int, batch: int = 64) -> None: ...
+
+    def route(self, agents: list[tuple[bytes, list[bytes], int]]) -> None:
+        """Route by these, from when this returns: each agent (packed) with the addresses
+        (packed) it may send from and its shard's index; every other agent is unknown."""
+
+    def shards(self, addresses: list[tuple[bytes, int] | None]) -> None:
+        """Shard ``i`` is at ``addresses[i]`` (packed address, port; None: unresolved), from
+        when this returns; a shard whose address did not change keeps its socket."""
+
+    def counts(self) -> dict[str, list[int] | list[list[int]]]:
+        """Since the start: ``forwarded`` and ``samples`` (as the headers declare) per
+        shard, ``dropped`` per shard and cause (``DROPS`` order), ``unrouted`` per cause
+        (drops no shard owns: a bad header, an unknown agent)."""
+
+    def stop(self) -> None:
+        """End the forwarding thread; nothing when it has ended."""

@@ -28,14 +28,20 @@ finds those ports read past its end: then it is attributed again with their rate
 exactly the interval, the other ports' as they were, and the correction ``replaces`` the
 first attribution. An interval still behind :data:`CORRECTION_PERIODS` telemetry periods
 after its end (and :data:`CORRECTION_MIN_S`) stays provisional (logged), its counters
-pinned where they were carried on to, so the next interval starts there and no byte
-falls between them. Hotspots are judged on final numbers, each link direction interval
-after interval: in a provisional interval the directions of the ports carried on (and in
-the intervals after it, until it is corrected) wait for its correction, the others are
-judged at once, so a rate carried on never heats nor cools a hotspot; the ports of an
-interval that stays provisional are held as they were (neither hot nor cool); what still
-waits when a run ends (:meth:`Engine.finish`) is judged as it stands. The service and a
-replay drive the engine alike, so their hotspots agree.
+pinned where it was published (a late reading dated inside it moves nothing), so the next
+interval starts there and no byte falls between them. Hotspots are judged on final
+numbers, each link direction interval after interval: in a provisional interval the
+directions of the ports carried on (and in the intervals after it, until it is corrected)
+wait for its correction, the others are judged at once, so a rate carried on never heats
+nor cools a hotspot; the ports of an interval that stays provisional are held as they
+were (neither hot nor cool); what still waits when a run ends (:meth:`Engine.finish`) is
+judged as it stands. The service and a replay drive the engine alike, so their hotspots
+agree.
+
+An engine of one shard of several (:mod:`correlator.scope`) is given its switches'
+datagrams and the readings of their ports and of the far ends of their cables: it
+attributes and publishes its switches' ports only, and judges only the cable directions
+its switches receive, on the signals of both ends.
 """
 
 from __future__ import annotations
@@ -54,9 +60,11 @@ from correlator.attribution.hotspots import Hotspot, HotspotTracker, Thresholds
 from correlator.collect.collector import Health
 from correlator.collect.interval_rates import IntervalRates
 from correlator.collect.rates import Rates
+from correlator.scope import Scope, scope_of
 from correlator.sflow.accounting import Totals
 from correlator.sflow.clock import AgentClocks
 from correlator.sflow.records import InterfaceCounters
+from correlator.shards import ALONE, Shard
 from correlator.view import View
 from inventory.counters import PortCounters
 from topology.graph import FabricGraph
@@ -96,14 +104,16 @@ def interface_reading(switch: str, port: str, at: float, counters: InterfaceCoun
 
 @dataclass(frozen=True, slots=True)
 class _Provisional:
-    """A provisional interval, kept for its correction: what it was attributed from and
-    the ports whose rates were carried on."""
+    """A provisional interval, kept for its correction: what it was attributed from, the
+    ports whose rates were carried on, and those whose rates were telemetry's (the others'
+    were their sFlow counter samples')."""
 
     fabric: FabricGraph
     interval: Interval
     totals: Totals
     rates: dict[str, Rates]
     behind: frozenset[str]
+    telemetry: frozenset[str]
 
 
 @dataclass(frozen=True, slots=True)
@@ -118,6 +128,7 @@ class _Unjudged:
     ports: frozenset[str]
     final: bool
     given_up: bool = False
+    scope: Scope | None = None
 
 
 class Engine:
@@ -126,14 +137,20 @@ class Engine:
     ``telemetry_interval_s`` is how often counters are read (an interval waits at most two
     of them, and the slowest agent's refresh period, for the readings after its end);
     ``ended_kept`` how many recent ended hotspots a view lists (None: all); ``started``
-    goes into every view. :meth:`readings` may be called from another thread than
-    :meth:`close`; calls of :meth:`close` and :meth:`corrections` must not overlap.
+    goes into every view. A ``shard`` of several attributes and publishes only its
+    switches' ports and judges only the cable directions it owns
+    (:class:`~correlator.scope.Scope`); it is given its switches' datagrams and the
+    readings of its ports and of their peers. :meth:`readings` may be called from
+    another thread than :meth:`close`; calls of :meth:`close` and :meth:`corrections`
+    must not overlap.
     """
 
     def __init__(self, telemetry_interval_s: float = 10.0, top_pods: int = 10,
                  thresholds: Thresholds | None = None, ended_kept: int | None = None,
-                 started: float = 0.0) -> None:
+                 started: float = 0.0, shard: Shard = ALONE) -> None:
         self.top_pods, self.ended_kept, self.started = top_pods, ended_kept, started
+        self.shard = shard
+        self._scope: Scope | None = None  # of the fabric of the last interval closed
         self.tracker = HotspotTracker(thresholds)
         self.totals = Totals()  # received since the start
         self.telemetry_interval_s = telemetry_interval_s
@@ -151,7 +168,13 @@ class Engine:
 
     @property
     def rates(self) -> dict[str, Rates]:
-        """Every port's latest rates (port ID): telemetry's where there are any."""
+        """Every published port's latest rates (port ID): telemetry's where there are any
+        (a shard's own ports, as of the last interval closed)."""
+        return _attributed(self._read, self._scope)
+
+    @property
+    def _read(self) -> dict[str, Rates]:
+        """The latest rates of every port read (a shard's peers too)."""
         return {**self._sflow, **self._telemetry}
 
     @property
@@ -195,26 +218,36 @@ class Engine:
         self._sflow = self._sampled.rates(interval.start, interval.end)
         with self._lock:
             self._telemetry = self._counters.rates(interval.start, interval.end)
-        rates = self.rates
-        result = attribute(fabric, interval, rates, self.top_pods)
+        rates = self._read
+        scope = self._scope = self.scope(fabric)
+        result = attribute(fabric, interval, _attributed(rates, scope), self.top_pods)
         _log_mismatches(result)
         behind = frozenset(link.port for link in result.links
                            if link.port in rates and rates[link.port].provisional)
+        if scope is not None:  # the peers' signals are judged with this shard's directions
+            behind |= {port for port in scope.peers
+                       if port in rates and rates[port].provisional}
         self._give_up(interval.end - self._patience)
         self._last_start = interval.start
         if behind:
             result = dataclasses.replace(result, provisional=True)
-            self._provisional[interval.start] = _Provisional(fabric, interval, totals, rates,
-                                                             behind)
+            self._provisional[interval.start] = _Provisional(
+                fabric, interval, totals, rates, behind, frozenset(self._telemetry))
         waiting = behind.union(*(w.ports for w in self._unjudged.values()))
-        self.tracker.update(result, rates, hold=waiting)
+        self.tracker.update(result, rates, hold=waiting, **_judging(scope))
         if waiting:
-            self._unjudged[interval.start] = _Unjudged(result, rates, waiting, not behind)
+            self._unjudged[interval.start] = _Unjudged(result, rates, waiting, not behind,
+                                                       scope=scope)
         self._closed_until = interval.end
         self._judge_final()
         self.totals.add(totals)
-        return View(fabric, result, rates, health=dict(health or {}), sflow=_copy(self.totals),
-                    started=self.started, ready=True, **self.shown_hotspots())
+        return View(fabric, result, _attributed(rates, scope), health=dict(health or {}),
+                    sflow=_copy(self.totals), started=self.started, ready=True,
+                    shard=self.shard, **self.shown_hotspots())
+
+    def scope(self, fabric: FabricGraph) -> Scope | None:
+        """This shard's share of ``fabric``; None alone (everything is its own)."""
+        return None if self.shard.count == 1 else fabric.cached(scope_of(self.shard))
 
     def shown_hotspots(self) -> dict[str, Any]:
         """What a view says of hotspots: the active ones, the last ``ended_kept`` ended,
@@ -247,7 +280,8 @@ class Engine:
                 return
             del self._unjudged[start]
             if not waiting.given_up:
-                self.tracker.update(waiting.result, waiting.rates, only=waiting.ports)
+                self.tracker.update(waiting.result, waiting.rates, only=waiting.ports,
+                                    **_judging(waiting.scope))
 
     def corrections(self) -> list[tuple[Attribution, Totals]]:
         """The kept provisional intervals whose ports are now read past their end,
@@ -268,7 +302,8 @@ class Engine:
             if any(rates.provisional for rates in known.values()):
                 continue
             del self._provisional[start]
-            result = attribute(kept.fabric, kept.interval, {**kept.rates, **known},
+            result = attribute(kept.fabric, kept.interval,
+                               _attributed({**kept.rates, **known}, self.scope(kept.fabric)),
                                self.top_pods)
             _log_mismatches(result)
             if start == self._last_start:
@@ -295,18 +330,23 @@ class Engine:
     def _give_up(self, ended_before: float) -> None:
         """Forget the kept intervals that ended before ``ended_before``: they stay
         provisional (logged when the ports behind differ from the last time), and their
-        ports' counters are pinned at their ends as carried on, so the next interval
-        starts where they ended: summed over intervals the bytes stay the counters'."""
+        ports' counters are pinned at their ends as published (from their starts, what
+        their rates carried on counted; a reading that came late, dated inside one, does
+        not move it), so the next interval starts where they ended: summed over
+        intervals the bytes stay the counters'."""
         late = [start for start, kept in self._provisional.items()
                 if kept.interval.end < ended_before]
         if not late:
             return
         with self._lock:
-            for start in late:
+            for start in late:  # oldest first: each starts where the one before was pinned
                 kept = self._provisional[start]
+                span = kept.interval.start, kept.interval.end
                 for port in kept.behind:
-                    self._counters.keep(port, kept.interval.end)
-                    self._sampled.keep(port, kept.interval.end)
+                    published = kept.rates.get(port)
+                    telemetry = port in kept.telemetry
+                    self._counters.keep(port, *span, published if telemetry else None)
+                    self._sampled.keep(port, *span, None if telemetry else published)
         behind = frozenset().union(*(self._provisional.pop(start).behind for start in late))
         for start in late:
             if start in self._unjudged:
@@ -333,6 +373,20 @@ class Engine:
             attrs = fabric.attrs(port)
             self._sampled.add(interface_reading(attrs["switch"], attrs["name"], at,
                                                 sample.interface))
+
+
+def _attributed(rates: dict[str, Rates], scope: Scope | None) -> dict[str, Rates]:
+    """The rates of the ports whose directions are attributed and published: a shard's
+    own (its peers' are read for their signals only)."""
+    if scope is None:
+        return rates
+    return {port: found for port, found in rates.items() if scope.attributes(port)}
+
+
+def _judging(scope: Scope | None) -> dict[str, Any]:
+    """How a shard's hotspot tracker judges: only its cable directions, knowing its
+    cables' ends (nothing to say alone)."""
+    return {} if scope is None else {"judges": scope.judges, "cables": scope.cables}
 
 
 def _log_mismatches(result: Attribution) -> None:

@@ -11,6 +11,12 @@ interval is corrected as the service corrects it (the engine's corrections are t
 before each interval is closed, and once every reading is in at the end): the result
 holds the last attribution of every interval. :func:`replay_view` is what the service
 would know at the end of the run. Nothing here does I/O.
+
+A replay as one ``shard`` of several takes what that shard would be given out of the
+whole run: the datagrams of its switches' agents (as an inlet forwards them) and the
+readings of its ports and of their peers (:class:`~correlator.scope.Scope`); the rest is
+left out, not counted. Its intervals are the whole run's (the others' datagrams still
+tell the time), as a live shard's are the wall clock's.
 """
 
 from __future__ import annotations
@@ -24,8 +30,12 @@ from correlator.attribution.attribute import Attribution
 from correlator.attribution.hotspots import Hotspot, Thresholds
 from correlator.collect.rates import Rates
 from correlator.engine import Engine
+from correlator.scope import Scope
 from correlator.sflow.accounting import Totals
+from correlator.sflow.header import agent
+from correlator.sflow.pcap import Capture
 from correlator.sflow.receiver import Worker
+from correlator.shards import ALONE, Shard
 from correlator.view import View
 from inventory.counters import PortCounters
 from topology.graph import FabricGraph
@@ -41,6 +51,7 @@ class ReplayConfig:
     top_pods: int = 10
     thresholds: Thresholds = field(default_factory=Thresholds)
     telemetry_interval_s: float | None = None  # how often counters were read: interval_s
+    shard: Shard = ALONE  # the share of the run replayed
 
 
 @dataclass(frozen=True, slots=True)
@@ -54,17 +65,22 @@ class ReplayResult:
     rates: Mapping[str, Rates]
 
 
-def replay(fabric: FabricGraph, datagrams: Iterable[tuple[float, bytes]],
+def replay(fabric: FabricGraph, datagrams: Iterable[tuple[float, bytes]] | Capture,
            readings: Iterable[PortCounters] = (), config: ReplayConfig | None = None
            ) -> ReplayResult:
-    """Attribute a run: ``datagrams`` are (receive time, payload) in time order;
+    """Attribute a run: ``datagrams`` are (receive time, payload) in time order, or a
+    capture the core reads into the worker itself;
     ``readings`` are telemetry counter readings (any order), each given to the engine
     before the interval it falls in (or ends) is closed; a corrected interval's
     attribution is its correction."""
     config = config or ReplayConfig()
-    extra = sorted(readings, key=lambda r: r.at)
     engine = Engine(config.telemetry_interval_s or config.interval_s, config.top_pods,
-                    config.thresholds)
+                    config.thresholds, shard=config.shard)
+    scope = engine.scope(fabric)
+    if scope is not None:
+        readings = _read(fabric, scope, readings)
+    agents = scope.agents if scope is not None else None  # None: every datagram is its own
+    extra = sorted(readings, key=lambda r: r.at)
     worker: Worker | None = None
     changes: list[float] = []
     attributions: dict[float, Attribution] = {}  # by start
@@ -86,25 +102,22 @@ def replay(fabric: FabricGraph, datagrams: Iterable[tuple[float, bytes]],
             assert view.attribution is not None
             attributions[interval.start] = view.attribution
 
-    batch: list[tuple[float, bytes]] = []  # handed to the worker in one call
-    due = float("-inf")  # the next interval end or change of owner: the first datagram's
-    for item in datagrams:
-        at = item[0]
-        if at >= due or len(batch) >= _BATCH:
-            if worker is None:
-                start = at - at % config.interval_s
-                worker = Worker(start, config.interval_s)
-                changes = fabric.indexes.ips.changes(start, float("inf"))
-            worker.handle_many(batch)
-            batch = []
-            if at >= worker.end:
-                publish(worker.close(at))
-            while changes and changes[0] <= at:
-                worker.cut(changes.pop(0))
-            due = min(worker.end, changes[0] if changes else float("inf"))
-        batch.append(item)
+    if agents is not None:  # a shard's datagrams only
+        datagrams = (item for item in datagrams if agent(item[1]) in agents)
+    source = datagrams if isinstance(datagrams, Capture) else _Batches(datagrams)
+    at = source.peek()
+    while at is not None:
+        if worker is None:
+            start = at - at % config.interval_s
+            worker = Worker(start, config.interval_s)
+            changes = fabric.indexes.ips.changes(start, float("inf"))
+        if at >= worker.end:
+            publish(worker.close(at))
+        while changes and changes[0] <= at:
+            worker.cut(changes.pop(0))
+        # up to the next interval end or change of owner (both after ``at``)
+        at = source.feed(worker, min(worker.end, changes[0] if changes else float("inf")))
     if worker is not None:
-        worker.handle_many(batch)
         publish(worker.close(worker.end))
     engine.readings(extra)
     correct()
@@ -113,14 +126,49 @@ def replay(fabric: FabricGraph, datagrams: Iterable[tuple[float, bytes]],
                         engine.rates)
 
 
-def replay_view(fabric: FabricGraph, result: ReplayResult) -> View:
-    """What the service would know at the end of the run: the last interval, its rates,
-    the hotspots (active; ended in the order they ended), the totals; ready."""
+def _read(fabric: FabricGraph, scope: Scope, readings: Iterable[PortCounters]
+          ) -> Iterable[PortCounters]:
+    """The readings a shard reads: of its switches' ports and of their peers."""
+    named = fabric.indexes.port_named
+    return (reading for reading in readings if reading.switch in scope.switches
+            or named(reading.switch, reading.port) in scope.peers)
+
+
+class _Batches:
+    """(receive time, payload) pairs handed to a worker a batch at a time, as a
+    :class:`~correlator.sflow.pcap.Capture` hands its datagrams."""
+
+    __slots__ = ("_items", "_next")
+
+    def __init__(self, datagrams: Iterable[tuple[float, bytes]]) -> None:
+        self._items = iter(datagrams)
+        self._next = next(self._items, None)
+
+    def peek(self) -> float | None:
+        return None if self._next is None else self._next[0]
+
+    def feed(self, worker: Worker, until: float) -> float | None:
+        batch, item, items = [], self._next, self._items
+        while item is not None and item[0] < until:
+            batch.append(item)
+            if len(batch) >= _BATCH:
+                worker.handle_many(batch)
+                batch = []
+            item = next(items, None)
+        worker.handle_many(batch)
+        self._next = item
+        return self.peek()
+
+
+def replay_view(fabric: FabricGraph, result: ReplayResult, shard: Shard = ALONE) -> View:
+    """What the service (``shard``, whose share of the run ``result`` is) would know at
+    the end of the run: the last interval, its rates, the hotspots (active; ended in the
+    order they ended), the totals; ready."""
     last = result.attributions[-1] if result.attributions else None
     return View(fabric, last, result.rates,
                 tuple(h for h in result.hotspots if h.active),
                 tuple(h for h in result.hotspots if not h.active),
                 judged_until=last.start + last.seconds if last else 0.0, sflow=result.totals,
                 started=result.attributions[0].start if result.attributions else 0.0,
-                ready=True)
+                ready=True, shard=shard)
 

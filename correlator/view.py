@@ -16,6 +16,7 @@ from correlator.attribution.hotspots import Hotspot
 from correlator.collect.collector import Health
 from correlator.collect.rates import Rates
 from correlator.sflow.accounting import Totals
+from correlator.shards import ALONE, Shard
 from topology.graph import FabricGraph
 
 
@@ -28,7 +29,8 @@ class View:
     (a provisional interval is judged once corrected); ``sflow`` the receiver's totals since start;
     ``attribution_s`` how long the last interval took to attribute; ``components`` each
     of the service's supervised tasks and whether it runs (False while it waits to be
-    restarted after a failure).
+    restarted after a failure); ``shard`` the shard that knows it (its switches' ports,
+    rates and hotspots only, when there are several).
     """
 
     fabric: FabricGraph
@@ -43,6 +45,7 @@ class View:
     started: float = 0.0
     ready: bool = False
     components: Mapping[str, bool] = field(default_factory=dict)
+    shard: Shard = ALONE
 
     @property
     def serving(self) -> bool:

@@ -217,6 +217,24 @@ def load_snapshot(path: str | Path) -> FabricGraph:
         raise SnapshotError(f"{path}: cannot read snapshot: {exc.strerror}") from exc
 
 
+def load_snapshot_switches(path: str | Path) -> FactSet:
+    """The switches of a snapshot and nothing else (no graph is built): what an inlet
+    needs of a fabric."""
+    try:
+        document = _document(Path(path).read_bytes(), path)
+    except OSError as exc:
+        raise SnapshotError(f"{path}: cannot read snapshot: {exc.strerror}") from exc
+    if not isinstance(document, dict) or document.get("schema") != SCHEMA:
+        raise SnapshotError(f"{path}: not a fabcorr topology snapshot "
+                            f"(expected schema {SCHEMA!r})")
+    try:
+        return facts_from_tables({"switches": document["facts"]["switches"]}, str(path))
+    except FactError as exc:
+        raise SnapshotError(str(exc)) from exc
+    except (LookupError, TypeError) as exc:
+        raise SnapshotError(f"{path}: malformed snapshot: {exc!r}") from exc
+
+
 def _document(data: bytes, path: str | Path) -> Any:
     if data.startswith(PACKED):
         try:

@@ -171,8 +171,9 @@ def rank(groups: Mapping[str, Sums], top: int | None = None) -> Ranked:
 def apportion(ranked: Ranked, exact_bytes: float | None = None) -> tuple[Share, ...]:
     """The share of each of ``ranked``'s groups, in its order."""
     n, total, _, variance = ranked.total
-    return tuple(share_of(name, sums, n, total, variance, exact_bytes)
-                 for name, sums in ranked.groups)
+    make, numbers = Share._make, _share  # as share_of, without a call more per group
+    return tuple([make((name, *numbers(*sums, n, total, variance, exact_bytes)))
+                  for name, sums in ranked.groups])
 
 
 def shares(groups: Mapping[str, Sums], exact_bytes: float | None = None,

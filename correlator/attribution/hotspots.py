@@ -25,7 +25,7 @@ at least ``dominance`` of the bytes while others also use the link is a noisy ne
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
 
 from correlator.attribution.accumulate import IN, OUT
@@ -165,12 +165,18 @@ class HotspotTracker:
         self._streaks: dict[tuple[str, str], _Streak] = {}
 
     def update(self, attribution: Attribution, rates: Mapping[str, Rates],
-               hold: Iterable[str] = (), only: Iterable[str] | None = None) -> list[Hotspot]:
+               hold: Iterable[str] = (), only: Iterable[str] | None = None,
+               judges: Callable[[str, str], bool] | None = None,
+               cables: Mapping[str, str] | None = None) -> list[Hotspot]:
         """Judge one interval; returns the hotspots active after it. The directions of
         the ports in ``hold`` (whose rates are only carried on) stay as they were; with
-        ``only``, only those ports' directions are judged."""
+        ``only``, only those ports' directions are judged; with ``judges``, only the
+        directions (as :func:`cable_direction` names them) it says (a shard's), with
+        ``cables`` (switch port -> far end) naming the ends of cables the interval's
+        links do not."""
         links = {(link.port, link.direction): link for link in attribution.links}
-        peers = {link.port: link.peer for link in attribution.links if link.peer}
+        peers = {**(cables or {}),
+                 **{link.port: link.peer for link in attribution.links if link.peer}}
         for port, peer in list(peers.items()):  # a port may only be known from its peer
             if peer.startswith("port:"):
                 peers.setdefault(peer, port)
@@ -184,6 +190,8 @@ class HotspotTracker:
                 merged[kind] = max(value, merged.get(kind, value))
         keys = set(found_by) | set(self._streaks) if only is None else {
             cable_direction(peers, port, direction) for port in only for direction in (IN, OUT)}
+        if judges is not None:
+            keys = {key for key in keys if judges(*key)}
         for key in sorted(keys - held):  # a stable order
             port, direction = key
             found = found_by.get(key, {})

@@ -24,10 +24,11 @@ from correlator.cli.cells import (
 from correlator.cli.human import count, counted, interval, short_name
 from correlator.cli.options import INTERVAL, add_format, add_snapshot, number
 from correlator.cli.printers import Block, Fields, Table, emit
-from correlator.cli.sflow import read_capture
+from correlator.cli.sflow import open_capture, warn_skipped
 from correlator.cli.status import ExitStatus
 from correlator.data import to_data
 from correlator.replay import ReplayConfig, ReplayResult, replay
+from correlator.shards import ALONE, Shard, parse_shard
 from inventory.counters import PortCounters
 from inventory.errors import ConfigError
 from topology.snapshot import load_snapshot
@@ -41,7 +42,8 @@ def register(commands: argparse._SubParsersAction) -> None:
         "interval and link direction, the bytes of each tenant, job and pod (apportioned "
         "from the port counters, with 95% intervals), then the hotspots with culprits and "
         "victims. Port counters come from the sFlow counter samples in the capture and "
-        "from --counters. Exit 0; 3 when datagrams were rejected or samples named ports "
+        "from --counters. With --shard, only what that shard of a sharded service would "
+        "attribute. Exit 0; 3 when datagrams were rejected or samples named ports "
         "the snapshot does not know, or the capture is cut short.")
     add_snapshot(parser)
     parser.add_argument("--pcap", required=True, metavar="FILE",
@@ -57,6 +59,11 @@ def register(commands: argparse._SubParsersAction) -> None:
                         help="attribution interval (default 10)")
     parser.add_argument("--top-pods", type=number(int, 1), default=10, metavar="K",
                         help="pods listed per link direction before 'other' (default 10)")
+    parser.add_argument("--shard", type=_shard, default=ALONE, metavar="I/N",
+                        help="replay as shard I (from 0) of N (fabcorr run --shard): only "
+                        "the datagrams of its switches' agents and the --counters of their "
+                        "ports and of their cables' far ends; its link directions and the "
+                        "hotspots it judges (default: the whole run)")
     parser.add_argument("--links", type=number(int, 1), default=20, metavar="N",
                         help="busiest link directions shown per interval in tables "
                         "(default 20; json/yaml list all)")
@@ -87,12 +94,21 @@ def _attribute(args: argparse.Namespace) -> ExitStatus:
     fabric = load_snapshot(args.snapshot)
     readings = list(read_readings(args.counters)) if args.counters else []
     skipped: Counter[str] = Counter()
-    result = replay(fabric, read_capture(args.pcap, args.port, skipped), readings,
-                    ReplayConfig(args.interval, args.top_pods, thresholds))
+    capture = open_capture(args.pcap, args.port)
+    result = replay(fabric, capture, readings,
+                    ReplayConfig(args.interval, args.top_pods, thresholds, shard=args.shard))
+    warn_skipped(args.pcap, capture, skipped)
     emit(result, lambda r, wide: _blocks(r, wide, args.links), args.output, sys.stdout)
     unknown = sum(sum(a.unknown_ports.values()) for a in result.attributions)
     partial = result.totals.rejects or unknown or skipped["cut_short"]
     return ExitStatus.PARTIAL if partial else ExitStatus.OK
+
+
+def _shard(text: str) -> Shard:
+    try:
+        return parse_shard(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
 
 
 def read_readings(path: str) -> Iterator[PortCounters]:

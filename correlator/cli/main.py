@@ -18,6 +18,8 @@ from correlator.cli import (
     config,
     demo,
     discover,
+    fabric_map,
+    inlet,
     inventory,
     run,
     sflow,
@@ -28,8 +30,8 @@ from correlator.cli import (
 from correlator.cli.status import ExitStatus, Refused
 from inventory.errors import ConfigError, FabcorrError, NotFound
 
-COMMANDS = (topology, inventory, discover, sflow, attribute, traffic, run, config, demo,
-            simulate, completion)
+COMMANDS = (topology, inventory, discover, sflow, attribute, traffic, run, inlet, fabric_map,
+            config, demo, simulate, completion)
 
 
 class Parser(argparse.ArgumentParser):
@@ -50,7 +52,8 @@ def build_parser() -> argparse.ArgumentParser:
         description="Switch-telemetry correlator for RoCEv2 AI clusters on Kubernetes: "
         "maps fabric links to the pods, jobs and tenants whose traffic crosses them.",
         epilog="Exit status: 0 done, 1 the thing asked for does not exist, 2 bad input or "
-        "environment, 3 done in part (some switches, datagrams or samples rejected).")
+        "environment, 3 done in part (some switches, datagrams or samples rejected, or some "
+        "shards did not answer).")
     parser.add_argument("--debug", action="store_true",
                         help="on failure, also print the traceback")
     parser.add_argument("--version", action="version", version=f"fabcorr {_version()}",
@@ -75,7 +78,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     args: argparse.Namespace | None = None
     try:
         args = build_parser().parse_args(argv)
-        return int(args.run(args))
+        status = int(args.run(args))
+        if status == ExitStatus.OK and getattr(args, "unanswered", None):
+            return ExitStatus.PARTIAL  # answered without some shards
+        return status
     except BrokenPipeError:
         return ExitStatus.OK
     except KeyboardInterrupt:

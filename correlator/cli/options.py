@@ -60,6 +60,15 @@ INTERVAL = number(float, MIN_INTERVAL_S)
 """An attribution interval in seconds: shorter ones hold too few samples to apportion."""
 
 
+def server_urls(text: str) -> list[str]:
+    """An argparse type: comma-separated :func:`server_url` s.
+
+    >>> server_urls("http://a:8080, http://b:8080")
+    ['http://a:8080', 'http://b:8080']
+    """
+    return [server_url(url.strip()) for url in text.split(",") if url.strip()]
+
+
 def server_url(text: str) -> str:
     """An argparse type: an ``http://`` or ``https://`` URL with a host."""
     try:
@@ -110,7 +119,7 @@ def resolve_source(args: argparse.Namespace) -> None:
     files = args.snapshot is not None or getattr(args, "pcap", None)
     if args.server is None and not files and os.environ.get(SERVER_ENV):
         try:
-            args.server = server_url(os.environ[SERVER_ENV])
+            args.server = server_urls(os.environ[SERVER_ENV])
         except argparse.ArgumentTypeError as exc:
             raise ConfigError(f"${SERVER_ENV}", "", str(exc)) from None
     if args.snapshot is None:
@@ -124,10 +133,13 @@ def add_source(parser: argparse.ArgumentParser, capture: bool = False) -> None:
     source = parser.add_mutually_exclusive_group()
     source.add_argument("--snapshot", metavar="FILE", help="topology snapshot to read "
                         f"(default $FABCORR_SNAPSHOT, else ./{DEFAULT_SNAPSHOT})")
-    source.add_argument("--server", metavar="URL", type=server_url,
+    source.add_argument("--server", metavar="URL", type=server_urls, action="extend",
                         help="ask a running fabcorr service (http[s]://HOST:PORT) instead of "
                         f"reading files (default ${SERVER_ENV} unless --snapshot or --pcap "
-                        "is given)")
+                        "is given); shards: repeat it or separate URLs with commas, or name "
+                        "a headless Service (each of its addresses is asked), and the "
+                        "answers are merged into the fabric's (exit 3 if a shard did not "
+                        "answer)")
     parser.add_argument("--user", default=os.environ.get("FABCORR_USER"),
                         help="basic auth user for --server (default $FABCORR_USER); the "
                         "password comes from $FABCORR_PASSWORD")

@@ -16,7 +16,7 @@ from correlator.cli.options import add_format
 from correlator.cli.printers import Block, Fields, Table, emit, stream_list
 from correlator.cli.status import ExitStatus
 from correlator.sflow.decode import Decoder
-from correlator.sflow.pcap import read_udp_payloads
+from correlator.sflow.pcap import Capture
 from correlator.sflow.records import (
     CounterSample,
     Datagram,
@@ -58,16 +58,33 @@ def read_capture(path: str, port: int | None = None, skipped: Counter[str] | Non
                  ) -> Iterator[tuple[float, bytes]]:
     """(time, payload) of the UDP datagrams of a capture; a bad file is a ConfigError. A
     capture cut short warns on stderr once read (and counts ``cut_short`` in ``skipped``)."""
-    skipped = Counter() if skipped is None else skipped
+    capture = open_capture(path, port)
     try:
-        for at, _, _, dport, payload in read_udp_payloads(path, skipped):
-            if port is None or dport == port:
-                yield at, payload
+        for at, _, _, _, payload in capture:
+            yield at, payload
+    except OSError as exc:
+        raise ConfigError(path, "", f"cannot read: {exc.strerror}") from exc
+    warn_skipped(path, capture, skipped)
+
+
+def open_capture(path: str, port: int | None = None) -> Capture:
+    """The capture at ``path`` (only UDP datagrams to ``port``, when given); a bad file is
+    a ConfigError."""
+    try:
+        return Capture(path, port)
     except OSError as exc:
         raise ConfigError(path, "", f"cannot read: {exc.strerror}") from exc
     except ValueError as exc:
         raise ConfigError(path, "", str(exc).removeprefix(f"{path}: ")) from exc
-    if skipped["cut_short"]:
+
+
+def warn_skipped(path: str, capture: Capture, skipped: Counter[str] | None = None) -> None:
+    """Once ``capture`` is read: what it skipped added to ``skipped``, and a warning on
+    stderr if it was cut short."""
+    found = capture.skipped()
+    if skipped is not None:
+        skipped.update(found)
+    if found["cut_short"]:
         print(f"fabcorr: {path}: warning: the capture ends inside a record (cut short); "
               "what came before it was read", file=sys.stderr)
 

@@ -8,7 +8,8 @@ from inventory.errors import FabcorrError
 class ExitStatus(IntEnum):
     """What the shell sees: 0 done, 1 the thing asked for does not exist (or, for checks,
     a difference was found), 2 bad input or environment, 3 done in part (some switches,
-    datagrams or samples rejected); 130 interrupted (Ctrl-C)."""
+    datagrams or samples rejected, or some shards of --server did not answer); 130
+    interrupted (Ctrl-C)."""
 
     OK = 0
     NOT_FOUND = 1

@@ -10,6 +10,7 @@ from correlator.cli import plan
 from correlator.cli.human import bit_rate, local_time, plural, short_name
 from correlator.cli.options import (
     DEFAULT_SNAPSHOT,
+    INTERVAL,
     add_format,
     add_out,
     add_snapshot,
@@ -19,9 +20,12 @@ from correlator.cli.options import (
     to_stdout,
 )
 from correlator.cli.printers import Block, Fields, Table, emit
+from correlator.cli.sflow import read_capture
 from correlator.cli.source import ask
 from correlator.cli.status import ExitStatus
+from correlator.replay import ReplayConfig, replay, replay_view
 from correlator.service.api import MAX_LIMIT, parse_time
+from correlator.service.fabric_map import cable_heat
 from inventory.errors import ConfigError
 from inventory.factfile import read_facts
 from inventory.facts import FactSet
@@ -30,7 +34,7 @@ from inventory.kubernetes.snapshot import read_cluster_objects
 from inventory.problems import PROBLEM_KINDS
 from topology.build import build_graph
 from topology.export import FORMATS as EXPORT_FORMATS
-from topology.export import export_graph
+from topology.export import export_graph, node_kinds
 from topology.export import render as render_graph
 from topology.queries import summary
 from topology.resolve import check_reference
@@ -108,6 +112,16 @@ def register(commands: argparse._SubParsersAction) -> None:
     add_snapshot(export)
     export.add_argument("-o", "--output", required=True, choices=EXPORT_FORMATS,
                         help="export format: " + ", ".join(EXPORT_FORMATS))
+    export.add_argument("--kinds", type=checked(node_kinds), default=None, metavar="KIND,...",
+                        help="only nodes of these kinds and the edges between them, e.g. "
+                        "switch,port for the cabling alone (kinds: "
+                        + ", ".join(NodeKind.__members__.values()) + "; default all)")
+    export.add_argument("--pcap", metavar="FILE",
+                        help="sFlow capture of a run: its last interval's heat on the cables "
+                        "(edge attributes utilization and hotspot; DOT colours them by "
+                        "utilisation, hot ones red)")
+    export.add_argument("--interval", type=INTERVAL, default=10.0, metavar="SECONDS",
+                        help="attribution interval of --pcap (default 10)")
     add_out(export, "export", "-")
     export.set_defaults(run=_export)
     plan.register(sub)
@@ -261,8 +275,12 @@ def _problems(args: argparse.Namespace) -> ExitStatus:
 
 def _export(args: argparse.Namespace) -> ExitStatus:
     fabric = load_snapshot(args.snapshot)
+    heat = None
+    if args.pcap:
+        result = replay(fabric, read_capture(args.pcap), (), ReplayConfig(args.interval))
+        heat = cable_heat(replay_view(fabric, result))
     if args.out == "-":
-        to_stdout(render_graph(fabric, args.output))
+        to_stdout(render_graph(fabric, args.output, args.kinds, heat))
     else:
-        export_graph(fabric, args.output, args.out)
+        export_graph(fabric, args.output, args.out, args.kinds, heat)
     return ExitStatus.OK

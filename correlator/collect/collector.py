@@ -18,7 +18,7 @@ import contextlib
 import random
 import time
 from collections import Counter
-from collections.abc import AsyncGenerator, Awaitable, Callable, Sequence
+from collections.abc import AsyncGenerator, Awaitable, Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from correlator.collect.rates import screen
@@ -32,7 +32,9 @@ POLL_PERIODS = 5
 """How many intervals a poll may take before it is given up (a ``timeout``)."""
 
 Poller = Callable[[SwitchConfig], Awaitable[list[PortCounters]]]
-Streamer = Callable[[SwitchConfig, float], AsyncGenerator[list[PortCounters], None]]
+Streamer = Callable[[SwitchConfig, float, Collection[str] | None],
+                   AsyncGenerator[list[PortCounters], None]]
+"""Streams a switch's counters every so many seconds: of every port, or of those named."""
 Sink = Callable[[list[PortCounters]], None]
 
 
@@ -62,13 +64,17 @@ def default_streamers() -> dict[str, Streamer]:
 
 
 class Collector:
-    """Collects counters from ``switches`` every ``interval_s`` into ``sink``."""
+    """Collects counters from ``switches`` every ``interval_s`` into ``sink``; of the
+    switches named in ``ports``, a stream asks only for those ports (a poll reads the
+    whole switch: an SNMP walk reads whole tables)."""
 
     def __init__(self, switches: Sequence[SwitchConfig], interval_s: float, sink: Sink, *,
                  pollers: dict[str, Poller] | None = None,
                  streamers: dict[str, Streamer] | None = None,
-                 backoff: Backoff | None = None, clock: Callable[[], float] = time.time) -> None:
+                 backoff: Backoff | None = None, clock: Callable[[], float] = time.time,
+                 ports: Mapping[str, Collection[str]] | None = None) -> None:
         self.switches, self.interval_s, self.sink = switches, interval_s, sink
+        self.ports = ports or {}
         self.pollers = default_pollers() if pollers is None else pollers
         self.streamers = default_streamers() if streamers is None else streamers
         self.backoff, self.clock = backoff or Backoff(), clock
@@ -115,7 +121,8 @@ class Collector:
     async def _stream(self, switch: SwitchConfig, health: Health, stop: asyncio.Event) -> None:
         attempt = 0
         while not stop.is_set():
-            stream = self.streamers[health.protocol](switch, self.interval_s)
+            stream = self.streamers[health.protocol](switch, self.interval_s,
+                                                     self.ports.get(switch.name))
             try:
                 async with contextlib.aclosing(stream):  # closed here, even when cancelled
                     async for readings in stream:

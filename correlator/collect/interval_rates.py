@@ -98,12 +98,18 @@ class IntervalRates:
         return all(p.known_until >= end for p in self._ports.values()
                    if p.last is not None and (since is None or p.last.at > since))
 
-    def keep(self, port: str, at: float) -> None:
-        """Pin every counter of ``port`` (port ID) at ``at`` as given now (see
-        :meth:`CounterTimeline.keep`)."""
+    def keep(self, port: str, start: float, end: float, published: Rates | None = None
+             ) -> None:
+        """Pin every counter of ``port`` (port ID) at ``end``: where ``published`` (the
+        rates ``[start, end)`` was published with) has its rate, at what that counted from
+        ``start``, else as given now (see :meth:`CounterTimeline.keep`)."""
         found = self._ports.get(port)
-        for timeline in found.timelines.values() if found is not None else ():
-            timeline.keep(at)
+        for name, timeline in found.timelines.items() if found is not None else ():
+            rate = published.per_second.get(name) if published is not None else None
+            if rate is None:
+                timeline.keep(end)
+            else:
+                timeline.keep(end, since=start, counted=rate * (end - start))
 
     def rates(self, start: float, end: float, ports: Iterable[str] | None = None
               ) -> dict[str, Rates]:

@@ -288,15 +288,37 @@ class CounterTimeline:
         first, last = self._pin(start, extrapolate), self._pin(end, extrapolate)
         return None if first is None or last is None else last - first
 
-    def keep(self, at: float) -> None:
-        """Pin the value at ``at`` as it is given now, carried on past the last moment if
-        need be: a span that was given up on ends there, and the next starts there (no
-        byte falls between them, whatever the readings that come later say)."""
-        if at not in self._pinned:
-            self._pin(at, extrapolate=True, past=True)
+    def keep(self, at: float, since: float | None = None, counted: float = 0.0) -> None:
+        """Pin the value at ``at``: ``counted`` more than at ``since`` when given (what a
+        span from ``since`` was published with), else as it is given now, carried on past
+        the last moment if need be. A span that was given up on ends there, and the next
+        starts there: no byte falls between them, whatever the readings that come later say
+        (a late one dated inside the span moves what the span was carried on to, not what
+        it was published with).
 
-    def _pin(self, at: float, extrapolate: bool, past: bool = False) -> float | None:
-        """The value at ``at`` as first given, once it was known (pinned then); never
+        >>> t = CounterTimeline(fresh=True)
+        >>> for at, value in ((8.0, 0), (12.0, 400)):
+        ...     t.add(at, value)
+        >>> t.increase(10.0, 20.0, extrapolate=True)  # 100 a second, carried on
+        1000.0
+        >>> t.add(19.0, 2500)  # 300 a second since 12 s: 2,800 at 20 s
+        >>> t.keep(20.0, since=10.0, counted=1000.0)
+        >>> t.value_at(20.0, extrapolate=True), t.increase(10.0, 20.0)
+        (2800.0, 1000.0)
+        """
+        if at in self._pinned:
+            return
+        if since is None:
+            self._pin(at, extrapolate=True, past=True)
+            return
+        first = self._pin(since, extrapolate=True, past=True)
+        self._pin(at, extrapolate=True, past=True,
+                  value=None if first is None else first + counted)
+
+    def _pin(self, at: float, extrapolate: bool, past: bool = False,
+             value: float | None = None) -> float | None:
+        """The value at ``at`` (``value`` when given) as first given, once it was known
+        (pinned then); never
         below a value given for an earlier instant nor above one for a later instant (a
         later moment moves a gap's kink, not what was given), so no span counts less than
         nothing.
@@ -313,7 +335,8 @@ class CounterTimeline:
         pinned = self._pinned.get(at)
         if pinned is not None:
             return pinned
-        value = self.value_at(at, extrapolate)
+        if value is None:
+            value = self.value_at(at, extrapolate)
         if value is None:
             return None
         pins = self._pin_times

@@ -26,6 +26,12 @@ Traffic (the last attributed interval; 503 until there is one):
   biggest senders per tier fabric-wide, or per direction of one link with their shares.
 - ``/api/v1/jobs``, ``/api/v1/tenants``: every job / tenant with its bytes/s per tier.
 
+The fabric map (:mod:`correlator.service.fabric_map`; the page at ``/`` draws them):
+
+- ``/api/v1/map/layout``: where every switch, host and cable is drawn.
+- ``/api/v1/map/state``: each cable's utilisation and senders, the active hotspots and a
+  timeline of the last intervals' hotspots (empty before the first interval).
+
 ``/api/v1/status``: ready, start time, the last interval, hotspot counts, sFlow totals
 and collector health (never 503).
 
@@ -45,7 +51,7 @@ from typing import Any
 
 from correlator.attribution.attribute import Attribution
 from correlator.data import to_data
-from correlator.service import traffic
+from correlator.service import fabric_map, traffic
 from correlator.view import View
 from inventory.errors import FabcorrError, NotFound
 from inventory.problems import PROBLEM_KINDS
@@ -258,6 +264,8 @@ _ROUTES: dict[str, tuple[Handler, tuple[str, ...]]] = {
     "jobs": (lambda view, _: traffic.jobs(view.fabric, _interval(view)), ()),
     "tenants": (lambda view, _: traffic.tenants(view.fabric, _interval(view)), ()),
     "status": (lambda view, _: traffic.status(view), ()),
+    "map/layout": (lambda view, _: fabric_map.layout_data(view.fabric), ()),
+    "map/state": (lambda view, _: fabric_map.state_data(view), ()),
 }
 _PREFIXED: dict[str, tuple[Handler, tuple[str, ...]]] = {
     "links/": (_who, ()),

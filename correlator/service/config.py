@@ -4,7 +4,7 @@ whose JSON Schema ``fabcorr config schema`` prints.
 
 Sections: ``switches``, ``defaults`` and ``crawl`` (the device inventory,
 :mod:`inventory.devices`), ``service`` (HTTP), ``kubernetes``, ``topology``, ``telemetry``,
-``sflow``, ``attribution``. Every key is optional except the switches, which may only be
+``sflow``, ``attribution``, ``shards``. Every key is optional except the switches, which may only be
 left out when the topology comes from a snapshot. Files named must exist (snapshot, TLS
 certificate and key, CA, Kubernetes dumps, kubeconfig) or be writable (attribution log,
 saved snapshot). Errors name the file, the key (or the environment variable) and the
@@ -35,6 +35,7 @@ from pydantic.json_schema import PydanticJsonSchemaWarning
 from correlator.attribution.hotspots import Thresholds
 from correlator.sflow.admission import parse_relays
 from correlator.sflow.receiver import ReceiverConfig
+from correlator.shards import ALONE, Shard
 from inventory.devices import NO_SECRET, CrawlConfig, DeviceSections, Secret, SwitchConfig
 from inventory.errors import ConfigError
 from inventory.files import load_config
@@ -191,6 +192,13 @@ class AttributionSettings(BaseModel):
     thresholds: ThresholdSettings = ThresholdSettings()
 
 
+class ShardSettings(BaseModel):
+    """How many shards share the switches (``fabcorr run --shard``)."""
+
+    model_config = STRICT
+    count: Annotated[int, Field(ge=1, le=4096)] = 1
+
+
 class ConfigDocument(DeviceSections):
     """The whole ``fabcorr run`` file: the device sections and the service's."""
 
@@ -202,6 +210,7 @@ class ConfigDocument(DeviceSections):
     telemetry: TelemetrySettings = TelemetrySettings()
     sflow: SflowSettings = SflowSettings()
     attribution: AttributionSettings = AttributionSettings()
+    shards: ShardSettings = ShardSettings()
 
     @model_validator(mode="after")
     def _switches_or_snapshot(self) -> ConfigDocument:
@@ -213,7 +222,8 @@ class ConfigDocument(DeviceSections):
 
 @dataclass(frozen=True)
 class ServiceConfig:
-    """Everything ``fabcorr run`` needs."""
+    """Everything ``fabcorr run`` needs; ``shards`` is how many share the switches,
+    ``shard`` which this process is (``--shard``)."""
 
     origin: str
     switches: tuple[SwitchConfig, ...]
@@ -227,6 +237,8 @@ class ServiceConfig:
     top_pods: int
     thresholds: Thresholds
     attribution_log: str
+    shards: int = 1
+    shard: Shard = ALONE
 
 
 def load_service_config(path: str | Path, environ: Mapping[str, str] | None = None
@@ -264,7 +276,7 @@ def service_config_from(document: Any, origin: str, environ: Mapping[str, str]
                              sflow.relays),
         interval_s=attribution.interval_s, top_pods=attribution.top_pods,
         thresholds=Thresholds(**attribution.thresholds.model_dump()),
-        attribution_log=attribution.log)
+        attribution_log=attribution.log, shards=parsed.shards.count)
 
 
 def _with_environment(document: Any, environ: Mapping[str, str]

@@ -11,6 +11,13 @@ named by its sender's ``out``, wherever it was sampled, as hotspots are. The cab
 scrape. Congestion rates that are 0 are left out, and share ratios are only given where
 several groups share a direction.
 
+A shard of several (``fabcorr run --shard``) adds the label ``shard`` (its index) to every
+series, and exposes each series of the fabric once across the shards: its switches'
+ports (line rates, counters, traffic, the hotspots it judges, collector health), the pod
+interfaces of its leaves, and the jobs (and pod interfaces without a leaf) whose name
+the shard hash gives it. So sums over the shards are the single process's, and joins on
+the fabric's series find one series each. A single process has no ``shard`` label.
+
 The exposition of a view is rendered once and served to every scrape until the next
 interval replaces the view (:class:`Exposition`); a series' label string is rendered
 once and kept while the series lasts (:mod:`~correlator.service.series_text`).
@@ -22,7 +29,7 @@ import gc
 import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from functools import lru_cache
+from functools import cache, lru_cache
 from typing import TypeVar
 
 from prometheus_client import CollectorRegistry
@@ -33,6 +40,7 @@ from correlator.attribution.hotspots import cable_direction
 from correlator.collect.rates import Rates
 from correlator.service.series_text import Family, Labels, SeriesText
 from correlator.service.traffic import group_totals, plain
+from correlator.shards import Shard, owner
 from correlator.view import View
 from inventory.counters import PFC_RX, PFC_TX, QUEUE_DROPPED, QUEUE_ECN
 from topology.footprint import owners, plugs
@@ -183,10 +191,24 @@ def _collection_paused() -> Iterator[None]:
 
 
 def families(view: View) -> list[Family]:
-    """Every family of :data:`METRICS`, in its order, with its series for ``view``."""
+    """Every family of :data:`METRICS`, in its order, with its series for ``view``
+    (a shard's with its ``shard`` label)."""
     columns: dict[str, Columns] = {name: ([], []) for name in METRICS}
     _fill(view, columns)
+    if view.shard.count > 1:
+        return _labelled(view.shard, columns)
     return [Family(name, kind, labels, text, *columns[name], name in FABRIC_FAMILIES)
+            for name, (kind, labels, text) in METRICS.items()]
+
+
+def _labelled(shard: Shard, columns: dict[str, Columns]) -> list[Family]:
+    """The families with the label ``shard`` on every series (the fabric's families
+    are series kept per fabric: labelled once, by :func:`_fabric_series`)."""
+    index = str(shard.index)
+    return [Family(name, kind, (*labels, "shard"), text,
+                   columns[name][0] if name in FABRIC_FAMILIES
+                   else [(*values, index) for values in columns[name][0]],
+                   columns[name][1], name in FABRIC_FAMILIES)
             for name, (kind, labels, text) in METRICS.items()]
 
 
@@ -211,7 +233,7 @@ def _add(f: dict[str, Columns], name: str, labels: Labels, value: float) -> None
 def _fill(view: View, f: dict[str, Columns]) -> None:
     fabric = view.fabric
     places, links = fabric.cached(_places), fabric.cached(_links)
-    _info(fabric, f)
+    _info(fabric, view.shard, f)
     _counters(links, view.rates, f)
     if view.attribution is not None:
         _attribution(fabric, view, f)
@@ -360,12 +382,28 @@ def _appends(f: dict[str, Columns], name: str) -> tuple[Callable[[Labels], None]
     return keys.append, values.append
 
 
-def _info(fabric: FabricGraph, f: dict[str, Columns]) -> None:
-    """The fabric's own series: lists the fabric keeps, the same from one view to the
-    next while the fabric is."""
+def _info(fabric: FabricGraph, shard: Shard, f: dict[str, Columns]) -> None:
+    """The fabric's own series (a shard's share, labelled): lists the fabric keeps, the
+    same from one view to the next while the fabric is."""
     for name, series in zip(FABRIC_FAMILIES, (_interface_series, _job_series, _link_series),
                             strict=True):
-        f[name] = fabric.cached(series)
+        f[name] = fabric.cached(series if shard.count == 1 else _fabric_series(series, shard))
+
+
+@cache
+def _fabric_series(series: Callable[[FabricGraph], Columns], shard: Shard
+                   ) -> Callable[[FabricGraph], Columns]:
+    """``series`` of the fabric that ``shard`` exposes, labelled with it: a port's by its
+    switch's shard, a pod interface's by its leaf's (by its pod's name without one), a
+    job's by its name's."""
+    name, index = _OWNED_BY[series], str(shard.index)
+
+    def share(fabric: FabricGraph) -> Columns:
+        keys, values = fabric.cached(series)
+        owned = [at for at, labels in enumerate(keys)
+                 if owner(name(labels), shard.count) == shard.index]
+        return [(*keys[at], index) for at in owned], [values[at] for at in owned]
+    return share
 
 
 def _health(view: View, f: dict[str, Columns]) -> None:
@@ -502,3 +540,11 @@ def _link_series(fabric: FabricGraph) -> Columns:
         keys.append((switch, name, peer_switch, peer_attrs.get("name", ""), tier))
         values.append(speed / 8)
     return keys, values
+
+
+_OWNED_BY: dict[Callable[[FabricGraph], Columns], Callable[[Labels], str]] = {
+    _interface_series: lambda labels: labels[7] or f"{labels[0]}/{labels[1]}",  # leaf, pod
+    _job_series: lambda labels: f"{labels[0]}/{labels[1]}",  # namespace/job
+    _link_series: lambda labels: labels[0],  # switch
+}
+"""Per fabric family, the name whose shard exposes a series (:func:`_fabric_series`)."""

@@ -3,7 +3,12 @@
 - ``/metrics``: the Prometheus exposition of the current view (text format 0.0.4);
 - ``/healthz``: 200 while the server runs; ``/readyz``: 200 once the view is ready and
   while every component runs, else 503 — both always without authentication, for probes;
-- ``/api/v1/...``: the JSON API (:mod:`correlator.service.api`).
+- ``/api/v1/...``: the JSON API (:mod:`correlator.service.api`);
+- ``/``: the fabric map (:mod:`correlator.service.map_page`), under its
+  Content-Security-Policy, behind the same authentication as the API.
+
+The inlet (``fabcorr inlet``) serves its metrics and probes with the same server, without
+the API: ``view()`` then only answers ``serving``, and ``exposition`` only renders.
 
 Optional TLS (a certificate and key file; the handshake happens in the request's thread)
 and optional basic auth (one user; compared in constant time; 401 with
@@ -27,12 +32,10 @@ import ssl
 import threading
 from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, HTTPServer
-from typing import Any
+from typing import Any, Protocol
 from urllib.parse import parse_qs, unquote, urlsplit
 
-from correlator.service import api
-from correlator.service.exporter import Exposition
-from correlator.view import View
+from correlator.service import api, map_page
 
 METRICS_TYPE = "text/plain; version=0.0.4; charset=utf-8"
 _OPEN = frozenset({"/healthz", "/readyz"})  # probes never authenticate
@@ -46,14 +49,28 @@ _BUFFER = 1 << 18  # a response up to this size leaves in one write
 _log = logging.getLogger(__name__)
 
 
-class HttpServer:
-    """Metrics, probes and the API of ``view()`` on ``host:port`` (0: any free port)."""
+class Serving(Protocol):
+    """What ``/readyz`` asks (a :class:`~correlator.view.View`, for the API too)."""
 
-    def __init__(self, host: str, port: int, view: Callable[[], View], exposition: Exposition,
-                 tls: tuple[str, str] | None = None, auth: tuple[str, str] | None = None
-                 ) -> None:
+    @property
+    def serving(self) -> bool: ...
+
+
+class Rendering(Protocol):
+    """What ``/metrics`` asks (:class:`~correlator.service.exporter.Exposition`)."""
+
+    def render(self) -> bytes: ...
+
+
+class HttpServer:
+    """Metrics, probes and (unless ``api`` is False) the API of ``view()`` on
+    ``host:port`` (0: any free port)."""
+
+    def __init__(self, host: str, port: int, view: Callable[[], Serving], exposition: Rendering,
+                 tls: tuple[str, str] | None = None, auth: tuple[str, str] | None = None,
+                 api: bool = True) -> None:
         self.host, self._port = host, port
-        self.view, self.exposition = view, exposition
+        self.view, self.exposition, self.api = view, exposition, api
         self.auth = None if auth is None else (auth[0].encode(), auth[1].encode())
         self.tls = _tls_context(*tls) if tls is not None else None
         self._server: _Server | None = None
@@ -177,6 +194,11 @@ class _Handler(BaseHTTPRequestHandler):
                        {"WWW-Authenticate": 'Basic realm="fabcorr", charset="UTF-8"'})
             return
         try:
+            if path == "/" and app.api:  # the map reads the API
+                self._send(200, "text/html; charset=utf-8", map_page.page(),
+                           {"Content-Security-Policy": map_page.policy(live=True)
+                            + "; frame-ancestors 'none'", "Cache-Control": "no-store"})
+                return
             self._send(*self._answer(app, path, parts.query))
         except Exception:
             _log.exception("http: %s %s failed", self.command, path)
@@ -192,7 +214,10 @@ class _Handler(BaseHTTPRequestHandler):
         if path == "/readyz":
             return (200, "text/plain; charset=utf-8", b"ready\n") if app.view().serving else \
                 (503, "text/plain; charset=utf-8", b"not ready\n")
-        status, body = api.handle(app.view(), self.command, path,
+        if not app.api:
+            return 404, *_json({"error": f"no endpoint {path!r} (only /metrics, /healthz, "
+                                          "/readyz)"})
+        status, body = api.handle(app.view(), self.command, path,  # type: ignore[arg-type]
                                   parse_qs(query, keep_blank_values=True))
         return status, *_json(body)
 

@@ -21,6 +21,12 @@ An interval published before some port's counters were read past its end is
 asked every :data:`_CORRECTIONS_EVERY_S` while one is kept) its correction is appended as
 another line for the same ``start``, with ``replaces``, and replaces the view's interval
 if that is the one it shows. Readers take the last line of every ``start``.
+
+As one shard of several (``config.shard``, :mod:`correlator.scope`) it discovers the whole
+fabric (every shard must see the same cables to agree on who judges what), but admits the
+sFlow of its own switches only (others' are ``unknown-agent``), reads the counters of its
+switches and of the far ends of their cables on other shards' switches (their other ports'
+readings are dropped), and publishes its switches' ports, health and hotspots.
 """
 
 from __future__ import annotations
@@ -46,6 +52,8 @@ from correlator.sflow.admission import Admission, admission_for
 from correlator.sflow.receiver import Receiver, ReceiverPool, Worker, interval_end, serve
 from correlator.view import View
 from inventory.bulk import settle
+from inventory.counters import PortCounters
+from inventory.devices import SwitchConfig
 from inventory.discovery import discover_all
 from inventory.errors import SourceTimeout
 from inventory.factfile import read_facts
@@ -69,10 +77,11 @@ class Service:
 
     def __init__(self, config: ServiceConfig) -> None:
         self.config = config
-        self.view = View(build_graph(FactSet()), started=time.time())
+        self.view = View(build_graph(FactSet()), started=time.time(), shard=config.shard)
         self.exposition = Exposition(lambda: self.view)
         self.engine = Engine(config.telemetry_interval_s, config.top_pods,
-                              config.thresholds, _ENDED_KEPT, self.view.started)
+                              config.thresholds, _ENDED_KEPT, self.view.started,
+                              config.shard)
         self._collector: Collector | None = None
         self._kubernetes: LiveKubernetes | None = None
         self._kubernetes_built = 0  # the live inventory's version the fabric was built from
@@ -117,7 +126,7 @@ class Service:
                                       max_agents=config.sflow.max_agents,
                                       max_sources=config.sflow.max_sources)
                 self._receiver = await serve(config.sflow, self._worker)
-            components = self._components_from(start)
+            components = self._components_from(start, fabric)
             self._components = dict.fromkeys(components, True)
             if self._attribution_log is not None:
                 self._components["attribution_log"] = True
@@ -126,6 +135,11 @@ class Service:
             settle()  # the fabric is long-lived: out of the collector's way
             _log.info("ready: %d graph nodes; metrics and API on %s:%d",
                       fabric.graph.number_of_nodes(), host, http.port)
+            scope = self.engine.scope(fabric)
+            if scope is not None:
+                _log.info("shard %s: %d of %d switches, %d of their cables' far ends read",
+                          config.shard, len(scope.switches), len(fabric.facts.switches),
+                          len(scope.peers))
             tasks = [asyncio.create_task(self._supervise(name, *work, stop), name=name)
                      for name, work in components.items()]
             await stop.wait()
@@ -145,16 +159,17 @@ class Service:
                 self._kubernetes.stop()
             http.close()
 
-    def _components_from(self, start: float) -> dict[str, tuple[Callable[
+    def _components_from(self, start: float, fabric: FabricGraph) -> dict[str, tuple[Callable[
             [asyncio.Event], Awaitable[None]], float | None]]:
         """The supervised tasks, by name: (work, every), work running until the stop, or
         every so many seconds."""
         config = self.config
         components: dict[str, tuple[Callable[[asyncio.Event], Awaitable[None]],
                                     float | None]] = {}
-        if self._switches:
-            self._collector = Collector(self._switches, config.telemetry_interval_s,
-                                        self.engine.readings)
+        switches, ports = self._read_switches(fabric)
+        if switches:
+            self._collector = Collector(switches, config.telemetry_interval_s,
+                                        self._readings, ports=ports)
             components["telemetry"] = self._collector.run, None
         components["intervals"] = (lambda stop: self._intervals(stop, start)), None
         components["corrections"] = self._corrections, _CORRECTIONS_EVERY_S
@@ -252,8 +267,36 @@ class Service:
         return fabric
 
     def _admission(self, fabric: FabricGraph) -> Admission:
-        """The sFlow agents believed: the switches of ``fabric`` and of the configuration."""
-        return admission_for(fabric.facts.switches, self._switches, self.config.sflow.relays)
+        """The sFlow agents believed: the switches of ``fabric`` and of the configuration
+        (a shard's own)."""
+        shard = self.config.shard
+        return admission_for((s for s in fabric.facts.switches if shard.owns(s.name)),
+                             (s for s in self._switches if shard.owns(s.name)),
+                             self.config.sflow.relays)
+
+    def _read_switches(self, fabric: FabricGraph
+                       ) -> tuple[list[SwitchConfig], dict[str, tuple[str, ...]]]:
+        """The switches whose counters are read: all, or a shard's and those holding the
+        far ends of their cables; and of the latter, the ports read (their far ends)."""
+        scope = self.engine.scope(fabric)
+        if scope is None:
+            return list(self._switches), {}
+        ports: dict[str, list[str]] = {}
+        for port in sorted(scope.peers):
+            attrs = fabric.attrs(port)
+            ports.setdefault(attrs["switch"], []).append(attrs["name"])
+        return ([s for s in self._switches if s.name in scope.switches or s.name in ports],
+                {switch: tuple(names) for switch, names in ports.items()})
+
+    def _readings(self, readings: list[PortCounters]) -> None:
+        """Counter readings to the engine: all, or a shard's ports' and their peers'."""
+        fabric = self.view.fabric
+        scope = self.engine.scope(fabric)
+        if scope is not None:
+            named = fabric.indexes.port_named
+            readings = [r for r in readings if r.switch in scope.switches
+                        or named(r.switch, r.port) in scope.peers]
+        self.engine.readings(readings)
 
     async def _swap(self, fabric: FabricGraph) -> None:
         """Use ``fabric`` from now on; samples from now resolve against it, and its
@@ -372,7 +415,8 @@ class Service:
             began = time.perf_counter()
             health = {name: dataclasses.replace(h, errors=Counter(h.errors))
                       for name, h in (self._collector.health.items()
-                                      if self._collector else ())}
+                                      if self._collector else ())
+                      if self.config.shard.owns(name)}
             view = await asyncio.to_thread(self.engine.close, self.view.fabric, interval,
                                            totals, health)
             self._published += 1

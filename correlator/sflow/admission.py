@@ -18,7 +18,7 @@ from collections.abc import Iterable
 from inventory.devices import SwitchConfig
 from inventory.facts import SwitchFact
 
-__all__ = ["Admission", "admission_for", "parse_relays"]
+__all__ = ["Admission", "admission_for", "parse_address", "parse_relays", "switch_addresses"]
 
 _RELAY_VERDICTS = 4096  # sources whose relay check is remembered
 
@@ -33,7 +33,7 @@ def parse_relays(relays: Iterable[str]) -> tuple[ipaddress.IPv4Network | ipaddre
     return tuple(ipaddress.ip_network(relay, strict=False) for relay in relays)
 
 
-def _address(text: str) -> ipaddress.IPv4Address | ipaddress.IPv6Address | None:
+def parse_address(text: str) -> ipaddress.IPv4Address | ipaddress.IPv6Address | None:
     """An IP address, IPv4-mapped IPv6 ones as IPv4 (a dual-stack socket reports those);
     None for a host name or nothing."""
     try:
@@ -64,7 +64,7 @@ class Admission:
         self.relays = parse_relays(relays)
         self._agents: dict[bytes, frozenset[str]] = {}
         for addresses in switches:
-            known = [a for a in map(_address, addresses) if a is not None]
+            known = [a for a in map(parse_address, addresses) if a is not None]
             if known:
                 agent = known[0].packed
                 self._agents[agent] = self._agents.get(agent, frozenset()) | {
@@ -111,12 +111,20 @@ class Admission:
         return None if self._relayed(source) else "spoofed-source"
 
     def _in_relays(self, source: str) -> bool:
-        address = _address(source)
+        address = parse_address(source)
         return address is not None and any(address in relay for relay in self.relays)
+
+
+def switch_addresses(discovered: Iterable[SwitchFact], configured: Iterable[SwitchConfig]
+                     ) -> list[tuple[str, tuple[str, str]]]:
+    """Each switch of a fabric's facts and of the configuration with its addresses, its
+    agent address (``sflow_agent``, else its management address) first."""
+    return [*((s.name, (s.sflow_agent or s.mgmt_address, s.mgmt_address)) for s in discovered),
+            *((s.name, (s.sflow_agent or s.address, s.address)) for s in configured)]
 
 
 def admission_for(discovered: Iterable[SwitchFact], configured: Iterable[SwitchConfig],
                   relays: Iterable[str]) -> Admission:
     """The admission of the switches of a fabric's facts and of the configuration."""
-    return Admission([*((s.sflow_agent or s.mgmt_address, s.mgmt_address) for s in discovered),
-                      *((s.sflow_agent or s.address, s.address) for s in configured)], relays)
+    return Admission([addresses for _, addresses in switch_addresses(discovered, configured)],
+                     relays)

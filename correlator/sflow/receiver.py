@@ -202,6 +202,11 @@ class Worker:
         """:meth:`handle` each ``(at, data)`` of a capture (no UDP source), in one call."""
         self._core.handle_many(datagrams)
 
+    def handle_capture(self, capture: _wire.Capture, until: float) -> int:
+        """:meth:`handle` the datagrams of ``capture`` that arrived before ``until``, read
+        and handled in the core (no Python object per datagram); how many."""
+        return self._core.handle_capture(capture, until)
+
     def cut(self, at: float) -> None:
         """Start a new segment at ``at``: an address changed owner."""
         self._core.cut(at)

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Collection
 from contextlib import aclosing
 
 from inventory.counters import PortCounters
@@ -25,7 +25,7 @@ from inventory.errors import DecodeError
 from inventory.facts import FactSet
 from inventory.gnmi.client import GnmiAuthError, GnmiClient, GnmiError, GnmiTimeout, GnmiUnreachable
 from inventory.gnmi.mapping import CounterDecoder, facts_from_replies
-from inventory.gnmi.profiles import DISCOVERY_PATHS, LOCAL_LLDP_PATH, profile_for
+from inventory.gnmi.profiles import DISCOVERY_PATHS, LOCAL_LLDP_PATH, counter_paths, profile_for
 
 __all__ = ["GnmiAuthError", "GnmiError", "GnmiTimeout", "GnmiUnreachable", "discover",
            "stream_counters"]
@@ -49,9 +49,11 @@ async def discover(switch: SwitchConfig) -> FactSet:
         raise GnmiError(f"{client.where}: malformed reply: {exc}", "garbage") from exc
 
 
-async def stream_counters(switch: SwitchConfig, interval_s: float
+async def stream_counters(switch: SwitchConfig, interval_s: float,
+                          ports: Collection[str] | None = None
                           ) -> AsyncIterator[list[PortCounters]]:
-    """Port counters of the switch every ``interval_s`` (Subscribe STREAM, SAMPLE).
+    """Port counters of the switch every ``interval_s`` (Subscribe STREAM, SAMPLE): of
+    every interface, or of ``ports`` only.
 
     Yields one list per sample, the first being the initial state. A sample that does not
     decode is logged and skipped; an update whose JSON does not parse is dropped, and a
@@ -62,7 +64,7 @@ async def stream_counters(switch: SwitchConfig, interval_s: float
     decoder = CounterDecoder(switch.name)
     patience = switch.gnmi.timeout_s
     async with GnmiClient(switch) as client, aclosing(client.stream(
-            profile.counter_paths, interval_s, profile.counter_target)) as samples:
+            counter_paths(profile, ports), interval_s, profile.counter_target)) as samples:
         deadline = time.monotonic() + patience
         async for notifications in samples:
             dropped = decoder.dropped

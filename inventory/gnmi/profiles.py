@@ -6,9 +6,11 @@ origin, which EOS and SONiC reject.
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from dataclasses import dataclass
 
-__all__ = ["DISCOVERY_PATHS", "LOCAL_LLDP_PATH", "PROFILES", "Profile", "profile_for"]
+__all__ = ["DISCOVERY_PATHS", "LOCAL_LLDP_PATH", "PROFILES", "Profile", "counter_paths",
+           "profile_for"]
 
 DISCOVERY_PATHS = (
     "/lldp/interfaces/interface[name=*]/neighbors",
@@ -45,6 +47,30 @@ PROFILES = {
     "sonic": Profile("sonic", ("/COUNTERS/Ethernet*", "/COUNTERS/Ethernet*/Queues"),
                      counter_target="COUNTERS_DB"),
 }
+
+
+_WILDCARDS = ("[name=*]", "[interface-id=*]", "/Ethernet*")
+"""How a counter path names every interface, replaced by one name to read only it."""
+
+
+def counter_paths(profile: Profile, ports: Collection[str] | None = None) -> tuple[str, ...]:
+    """The profile's counter paths, for every interface or only for ``ports`` (each path
+    once per port, in the ports' order).
+
+    >>> counter_paths(PROFILES["sonic"], ["Ethernet8"])
+    ('/COUNTERS/Ethernet8', '/COUNTERS/Ethernet8/Queues')
+    >>> counter_paths(PROFILES["openconfig"], ["Ethernet1"])[2]
+    '/qos/interfaces/interface[interface-id=Ethernet1]/output/queues'
+    """
+    if ports is None:
+        return profile.counter_paths
+    found = []
+    for port in ports:
+        for path in profile.counter_paths:
+            wildcard = next(w for w in _WILDCARDS if w in path)
+            named = f"{wildcard.partition('=')[0]}={port}]" if "=" in wildcard else f"/{port}"
+            found.append(path.replace(wildcard, named, 1))
+    return tuple(found)
 
 
 def profile_for(vendor: str) -> Profile:

@@ -15,6 +15,7 @@ from correlator.replay import ReplayConfig, replay, replay_view
 from correlator.service.config import service_config_from
 from correlator.service.service import Service
 from correlator.sflow.accounting import Totals
+from correlator.sflow.pcap import Capture
 from correlator.sflow.receiver import Worker
 from correlator.sflow.records import CounterSample, Datagram, InterfaceCounters
 from inventory.counters import PortCounters
@@ -129,6 +130,16 @@ def test_the_service_and_a_replay_give_identical_attributions(datagrams, tmp_pat
     assert [link.counter_bytes for link in spine] == [pytest.approx(48e9 * INTERVAL_S)]
 
 
+def test_a_capture_read_by_the_core_replays_as_its_datagrams_handed_over(tmp_path):
+    pcap = make_capture(tmp_path)
+    fabric, config = load_snapshot(SNAPSHOT), ReplayConfig(INTERVAL_S)
+    handed = replay(fabric, list(read_capture(str(pcap))), config=config)
+    read = replay(fabric, Capture(pcap), config=config)
+    assert len(read.attributions) == 6 and read.totals.datagrams > 0
+    assert (read.attributions, read.hotspots, read.totals) == \
+        (handed.attributions, handed.hotspots, handed.totals)
+
+
 def test_telemetry_rates_are_the_increase_over_exactly_the_interval():
     """Readings at 8, 12 and 21 s of a counter counting steadily between them: [10, 20)
     gets 200 of the 400 bytes of [8, 12) and 800 of the 900 of [12, 21), 100 B/s; it can
@@ -213,6 +224,31 @@ def test_an_interval_whose_reading_never_comes_stays_provisional_and_is_let_go(c
     assert engine.provisional == ()
     # 0 + 400 x 2/4 at 10 s, 1,100 + 150 x 81 at 100 s
     assert first[10.0] + first[20.0] + sum(corrected.values()) == 13250.0 - 200.0
+
+
+def test_an_interval_let_go_keeps_its_bytes_when_a_late_reading_moved_its_end():
+    """[10, 20) is published carried on at 100 B/s from the readings at 8 and 12 s: from
+    200 at 10 s to 1,200 at 20 s, 1,000 B. Then a poll sent at 19 s answers (2,500: 300
+    B/s since 12 s), still before its end; nothing is read past 20 s for 60 s, so it is let
+    go as published, and the next interval starts at 1,200, not at the 2,800 the late
+    reading carries on to. At 91 s (16,900: 200 B/s since 19 s) the intervals still kept
+    are corrected: summed over the intervals the bytes are the counter's increase from
+    10 s (200) to 90 s (16,700), none lost between the one let go and the next."""
+    fabric, port = load_snapshot(SNAPSHOT), port_id("leaf01", "Ethernet5")
+    engine, logged = Engine(telemetry_interval_s=5.0), {}
+    engine.readings([PortCounters("leaf01", "Ethernet5", at, {"in_octets": octets})
+                     for at, octets in ((8.0, 0), (12.0, 400))])
+    for start in range(10, 90, 10):
+        view = engine.close(fabric, Accumulator(float(start)).take(start + 10.0), Totals())
+        logged[float(start)] = _in_bytes(view.attribution, port)
+        if start == 10:
+            engine.readings([PortCounters("leaf01", "Ethernet5", 19.0, {"in_octets": 2500})])
+    assert logged[10.0] == 1000.0 and engine.provisional == tuple(
+        float(s) for s in range(20, 90, 10))
+    engine.readings([PortCounters("leaf01", "Ethernet5", 91.0, {"in_octets": 16900})])
+    corrected = {c.start: _in_bytes(c, port) for c, _ in engine.corrections()}
+    assert corrected[20.0] == 4700.0 - 1200.0  # 2,500 + 200 x 11 at 30 s
+    assert logged[10.0] + sum(corrected.values()) == 16700.0 - 200.0
 
 
 def test_a_carried_on_rate_neither_heats_nor_cools_a_hotspot():

@@ -159,11 +159,13 @@ def test_dashboards_configmap_for_grafanas_sidecar():
 
 
 def test_every_alert_has_a_runbook_section():
-    rule = _one(_render(DEPLOY / "overlays" / "operator"), "PrometheusRule", "fabcorr")
-    alerts = [r["alert"] for g in rule["spec"]["groups"] for r in g["rules"]]
+    rules = [o for o in _render(DEPLOY / "overlays" / "shards") if o["kind"] == "PrometheusRule"]
+    assert {r["metadata"]["name"] for r in rules} == {"fabcorr", "fabcorr-inlet"}
+    groups = [g for rule in rules for g in rule["spec"]["groups"]]
+    alerts = [r["alert"] for g in groups for r in g["rules"]]
     sections = re.findall(r"^## (\S+)$", RUNBOOKS.read_text(), re.MULTILINE)
     assert sorted(sections) == sorted(alerts)  # one section each, none stale
-    for group in rule["spec"]["groups"]:
+    for group in groups:
         for r in group["rules"]:
             # GitHub's anchor of a heading that is one word: the word in lower case
             assert r["annotations"]["runbook_url"] == RUNBOOK_URL + r["alert"].lower()

@@ -13,7 +13,9 @@ from pathlib import Path
 import networkx as nx
 import pytest
 
+from correlator.cli.demo import shipped
 from simulator.generator import FabricSpec, JobSpec, generate_facts
+from simulator.scenario import load_scenario
 from topology.build import build_graph
 from topology.export import FORMATS, export_graph, render, whole_graph
 from topology.graph import FabricGraph
@@ -185,3 +187,47 @@ def test_unknown_format_lists_the_allowed_ones(fabric, tmp_path):
     for fmt in FORMATS:
         assert fmt in str(raised.value)
     assert not (tmp_path / "fabric.svg").exists()
+
+
+def test_kinds_keep_only_those_nodes_and_the_edges_between_them(fabric):
+    kinds = frozenset({"switch", "port"})
+    text = render(fabric, "dot", kinds).decode()
+    graph = whole_graph(fabric)
+    kept = {n for n, kind in graph.nodes(data=KIND) if kind in kinds}
+    assert set(re.findall(r'^  "([^"]*)" \[label=', text, flags=re.MULTILINE)) == kept
+    edges = re.findall(r'^  "([^"]*)" -- "([^"]*)" \[', text, flags=re.MULTILINE)
+    assert {frozenset(e) for e in edges} == _edges(graph.subgraph(kept))
+    assert '"port:leaf01/Ethernet1" [label="Ethernet1", shape=ellipse' in text
+    back = nx.node_link_graph(json.loads(render(fabric, "json", frozenset({"switch"}))),
+                              edges="edges")
+    assert set(back) == LEAVES | SPINES and back.number_of_edges() == 0
+
+
+def test_the_demo_fabrics_cabling_fits_in_4000_px():
+    """Switches and ports only: Graphviz draws the demo fabric (6 switches, 48 ports) 2,905
+    pt wide, 3,873 px at its 96 dpi (the whole graph: 21,103 px)."""
+    demo = build_graph(generate_facts(load_scenario(shipped()["demo"]).fabric))
+    svg = _run_dot(render(demo, "dot", frozenset({"switch", "port"})), "svg")
+    width, _ = re.search(r'<svg width="(\d+)pt" height="(\d+)pt"', svg).groups()
+    assert int(width) * 96 / 72 <= 4000
+
+
+def test_heat_colours_cables_by_utilisation_and_marks_hot_ones(fabric):
+    busy = frozenset({"port:leaf01/Ethernet5", "port:spine01/Ethernet1"})
+    hot = frozenset({"port:leaf01/Ethernet6", "port:spine02/Ethernet1"})
+    idle = frozenset({"port:leaf02/Ethernet5", "port:spine01/Ethernet2"})
+    heat = {busy: (0.6, ""), hot: (1.2, "critical"), idle: (None, ""),
+            frozenset({"port:nowhere/x", "port:leaf01/Ethernet5"}): (0.5, "")}
+    text = render(fabric, "dot", frozenset({"switch", "port"}), heat).decode()
+    styles = {frozenset(re.findall(r'"([^"]*)"', line.split("[")[0])): line.split("[")[1]
+              for line in text.splitlines() if " -- " in line}
+    assert styles[busy] == 'style=bold, color="#3f9a8a", penwidth=2.8];'
+    assert styles[hot] == ('style=bold, color="#b03a2e", penwidth=4, label="hot: critical", '
+                           'fontcolor="#b03a2e"];')
+    assert styles[idle] == "style=bold];"
+    back = nx.node_link_graph(json.loads(render(fabric, "json", None, heat)), edges="edges")
+    assert back.edges[tuple(busy)] == {"kind": "cabled", "status": "confirmed", "reports": 2,
+                                       "speed_bps": 400_000_000_000, "tier": "leaf-spine",
+                                       "utilization": 0.6}
+    assert back.edges[tuple(hot)]["hotspot"] == "critical"
+    assert "utilization" not in fabric.graph.edges[tuple(busy)]  # the fabric is untouched

@@ -3,6 +3,7 @@
 import json
 import marshal
 import re
+from pathlib import Path
 
 import pytest
 
@@ -10,7 +11,7 @@ from inventory.errors import SnapshotError, WriteError
 from simulator.generator import FabricSpec, JobSpec, generate_facts
 from topology import snapshot
 from topology.build import build_graph
-from topology.snapshot import load_snapshot, save_snapshot
+from topology.snapshot import load_snapshot, load_snapshot_switches, save_snapshot
 
 SPEC = FabricSpec(nodes=4, rails=2, vfs_per_pf=2, leaves_per_rail=2, spines=2,
                   leaves_per_pod=2, super_spines=2, host_lldp=False,
@@ -120,3 +121,13 @@ def test_a_save_replaces_the_file_whole_or_not_at_all(fabric, tmp_path, monkeypa
         save_snapshot(fabric, path)
     assert path.read_bytes() == before
     assert [p.name for p in tmp_path.iterdir()] == ["topology.json"]
+
+
+def test_the_switches_alone_are_those_of_the_whole_snapshot(tmp_path):
+    path = Path(__file__).parents[2] / "examples" / "fabric-small" / "topology.json"
+    assert load_snapshot_switches(path).switches == load_snapshot(path).facts.switches
+    assert len(load_snapshot_switches(path).switches) == 6
+    other = tmp_path / "other.json"
+    other.write_text('{"schema": "something else"}')
+    with pytest.raises(SnapshotError, match="not a fabcorr topology snapshot"):
+        load_snapshot_switches(other)

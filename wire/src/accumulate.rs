@@ -6,11 +6,11 @@
 //! counted per (agent, port, reason, source, destination). A [`Accumulator::cut`] starts
 //! a new segment. Every table is bounded: what does not fit is counted, not kept.
 
-use std::collections::{HashMap, HashSet};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
 use crate::counters_sample::CounterSample;
 use crate::datagram::{self, Counts, Datagram, Sample};
+use crate::hash::{FastMap, FastSet};
 use crate::packet::{Addr, Traffic};
 use crate::reject::Reject;
 
@@ -79,16 +79,16 @@ pub type DiscardKey = (Addr, u32, u32, Addr, Addr);
 #[derive(Clone, Debug, Default)]
 pub struct Segment {
     pub start: f64,
-    pub flows: HashMap<FlowKey, Sums>,
+    pub flows: FastMap<FlowKey, Sums>,
     /// Agents of every datagram accepted in the segment, flow samples or not (as the
     /// Python accumulator's tables, which a cut also treats as "something happened").
     pub agents: Vec<Addr>,
-    seen: HashSet<Addr>,
+    seen: FastSet<Addr>,
 }
 
 impl Segment {
     fn new(start: f64) -> Self {
-        Segment { start, flows: HashMap::new(), agents: Vec::new(), seen: HashSet::new() }
+        Segment { start, flows: FastMap::default(), agents: Vec::new(), seen: FastSet::default() }
     }
 
     fn touch(&mut self, agent: Addr) {
@@ -128,7 +128,7 @@ pub struct Interval {
     pub segments: Vec<Segment>,
     /// (agent, sub-agent, received at, the agent's uptime in ms, sample)
     pub counters: Vec<(Addr, u32, f64, u32, CounterSample)>,
-    pub discards: HashMap<DiscardKey, u64>,
+    pub discards: FastMap<DiscardKey, u64>,
     pub overflow: Overflow,
 }
 

@@ -10,39 +10,9 @@
 //! Sums are exact integers; the variance saturates at `u128::MAX` (reached only by
 //! frame lengths and rates no switch sends).
 
-use std::collections::HashMap;
-use std::hash::{BuildHasherDefault, Hasher};
-
 use crate::accumulate::Direction;
+use crate::hash::FastMap;
 use crate::packet::{Addr, Traffic};
-
-/// A fast hash for the maps keyed by the fabric's own ids (never by what a datagram
-/// says: those keep the standard, keyed hash).
-#[derive(Clone, Copy, Debug, Default)]
-pub struct IdHasher(u64);
-
-impl Hasher for IdHasher {
-    fn write(&mut self, bytes: &[u8]) {
-        for b in bytes {
-            self.write_u64(u64::from(*b));
-        }
-    }
-
-    fn write_u32(&mut self, word: u32) {
-        self.write_u64(u64::from(word));
-    }
-
-    fn write_u64(&mut self, word: u64) {
-        self.0 = (self.0.rotate_left(5) ^ word).wrapping_mul(0x517c_c1b7_2722_0a95);
-    }
-
-    fn finish(&self) -> u64 {
-        self.0
-    }
-}
-
-/// A map keyed by fabric ids.
-pub type IdMap<K, V> = HashMap<K, V, BuildHasherDefault<IdHasher>>;
 
 /// The owner of an address nobody owned.
 pub const NOBODY: u32 = 0;
@@ -59,9 +29,9 @@ pub struct Claim {
 /// rank of each pod and job id in the order of their names.
 #[derive(Clone, Debug, Default)]
 pub struct Index {
-    ports: HashMap<(Addr, u32), u32>,
+    ports: FastMap<(Addr, u32), u32>,
     owners: Vec<[u32; 3]>,
-    claims: HashMap<Addr, Vec<Claim>>,
+    claims: FastMap<Addr, Vec<Claim>>,
     pub pod_ranks: Vec<u32>,
     pub job_ranks: Vec<u32>,
 }
@@ -77,7 +47,7 @@ impl Index {
         if owners.is_empty() {
             return Err("owner 0 (nobody) is missing".into());
         }
-        let mut by_address: HashMap<Addr, Vec<Claim>> = HashMap::new();
+        let mut by_address: FastMap<Addr, Vec<Claim>> = FastMap::default();
         for (address, claim) in claims {
             if claim.owner as usize >= owners.len() {
                 return Err(format!("claim of an unknown owner {}", claim.owner));
@@ -155,7 +125,7 @@ pub struct Cut<K> {
 
 /// `table` ranked largest first (ties by `rank` of the key, then the key) and cut to
 /// `top`, as `correlator/attribution/estimate.py` ranks shares.
-pub fn cut<K: Copy + Ord, R: Ord>(table: &IdMap<K, Sums>, top: usize, rank: impl Fn(K) -> R) -> Cut<K> {
+pub fn cut<K: Copy + Ord, R: Ord>(table: &FastMap<K, Sums>, top: usize, rank: impl Fn(K) -> R) -> Cut<K> {
     let mut total = Sums::default();
     let mut ranked: Vec<(K, Sums)> = table.iter().map(|(k, s)| (*k, *s)).collect();
     for (_, s) in &ranked {
@@ -185,11 +155,11 @@ pub fn cut<K: Copy + Ord, R: Ord>(table: &IdMap<K, Sums>, top: usize, rank: impl
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Group {
     pub total: Sums,
-    pub tenants: IdMap<u32, Sums>,
-    pub jobs: IdMap<u32, Sums>,
-    pub pods: IdMap<u32, Sums>,
-    pub pairs: IdMap<(u32, u32), Sums>,
-    pub throttled: IdMap<u32, Sums>,
+    pub tenants: FastMap<u32, Sums>,
+    pub jobs: FastMap<u32, Sums>,
+    pub pods: FastMap<u32, Sums>,
+    pub pairs: FastMap<(u32, u32), Sums>,
+    pub throttled: FastMap<u32, Sums>,
     pub traffic: [u64; Traffic::ALL.len()],
 }
 
@@ -225,8 +195,8 @@ pub struct Row {
 #[derive(Clone, Debug, Default)]
 pub struct Joined {
     pub groups: Vec<((u32, Direction), Group)>,
-    slots: IdMap<(u32, Direction), usize>,
-    pub unknown: HashMap<(Addr, u32), u64>,
+    slots: FastMap<(u32, Direction), usize>,
+    pub unknown: FastMap<(Addr, u32), u64>,
     pub unattributed: u64,
 }
 
@@ -347,19 +317,19 @@ mod tests {
         let two = Sums { samples: 4, bytes: 60_000, packets: 40, variance: 900_000_000 };
         let group = joined.group(3, Direction::In).unwrap();
         assert_eq!(group.total.samples, 6);
-        assert_eq!(group.pods, IdMap::from_iter([(1, one), (0, one), (2, one)]));
-        assert_eq!(group.tenants, IdMap::from_iter([(1, two), (0, one)]));
-        assert_eq!(group.pairs, IdMap::from_iter([((1, 2), one), ((0, 2), one), ((2, 2), one)]));
-        assert_eq!(group.throttled, IdMap::from_iter([(2, one)]));
+        assert_eq!(group.pods, FastMap::from_iter([(1, one), (0, one), (2, one)]));
+        assert_eq!(group.tenants, FastMap::from_iter([(1, two), (0, one)]));
+        assert_eq!(group.pairs, FastMap::from_iter([((1, 2), one), ((0, 2), one), ((2, 2), one)]));
+        assert_eq!(group.throttled, FastMap::from_iter([(2, one)]));
         assert_eq!(group.traffic[Traffic::RoceWrite as usize], 4);
         assert_eq!(joined.unattributed, 2);
-        assert_eq!(joined.unknown, HashMap::from([((v4(254), 8), 2)]));
+        assert_eq!(joined.unknown, FastMap::from_iter([((v4(254), 8), 2)]));
     }
 
     #[test]
     fn cut_to_the_top_largest_then_by_rank() {
         let sums = |bytes| Sums { samples: 1, bytes, packets: 1, variance: 1 };
-        let table = IdMap::from_iter([(1, sums(5)), (2, sums(9)), (3, sums(5)), (4, sums(1))]);
+        let table = FastMap::from_iter([(1, sums(5)), (2, sums(9)), (3, sums(5)), (4, sums(1))]);
         let found = cut(&table, 2, |k: u32| 10 - k); // 3 ranks before 1
         assert_eq!(found.top, vec![(2, sums(9)), (3, sums(5))]);
         assert_eq!(found.other, Some(Sums { samples: 2, bytes: 6, packets: 2, variance: 2 }));

@@ -145,28 +145,47 @@ pub fn decode_admitted(
     result
 }
 
+/// A datagram's header: everything before its samples.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Header {
+    pub agent: Addr,
+    pub sub_agent: u32,
+    pub seq: u32,
+    pub uptime_ms: u32,
+    /// The sample count the datagram declares.
+    pub samples: u32,
+    /// Where the samples begin.
+    pub length: usize,
+}
+
+/// Reads the header of `data` and nothing after it.
+pub fn header(data: &[u8]) -> Result<Header, Reject> {
+    if data.len() < HEADER_V4 {
+        return Err(Reject::ShortDatagram);
+    }
+    let [version, agent_type] = words::<2>(data, 0).ok_or(Reject::ShortDatagram)?;
+    if version != VERSION_5 {
+        return Err(Reject::BadVersion);
+    }
+    let (agent_length, length) = match agent_type {
+        ADDRESS_IP_V4 => (4, HEADER_V4),
+        ADDRESS_IP_V6 => (16, HEADER_V6),
+        _ => return Err(Reject::BadAgentType),
+    };
+    let agent = data.get(8..8 + agent_length).ok_or(Reject::ShortDatagram)?;
+    let [sub_agent, seq, uptime_ms, samples] =
+        words::<4>(data, 8 + agent_length).ok_or(Reject::ShortDatagram)?;
+    Ok(Header { agent: Addr::from_slice(agent), sub_agent, seq, uptime_ms, samples, length })
+}
+
 fn decode_into(
     data: &[u8],
     out: &mut Datagram,
     counts: &mut Counts,
     admit: impl FnOnce(&Addr) -> Option<Refusal>,
 ) -> Result<(), Refused> {
-    if data.len() < HEADER_V4 {
-        return Err(Reject::ShortDatagram.into());
-    }
-    let [version, agent_type] = words::<2>(data, 0).ok_or(Reject::ShortDatagram)?;
-    if version != VERSION_5 {
-        return Err(Reject::BadVersion.into());
-    }
-    let (agent_length, header) = match agent_type {
-        ADDRESS_IP_V4 => (4, HEADER_V4),
-        ADDRESS_IP_V6 => (16, HEADER_V6),
-        _ => return Err(Reject::BadAgentType.into()),
-    };
-    let agent = data.get(8..8 + agent_length).ok_or(Reject::ShortDatagram)?;
-    let [sub_agent, seq, uptime_ms, count] =
-        words::<4>(data, 8 + agent_length).ok_or(Reject::ShortDatagram)?;
-    out.agent = Addr::from_slice(agent);
+    let Header { agent, sub_agent, seq, uptime_ms, samples: count, length: header } = header(data)?;
+    out.agent = agent;
     if let Some(refusal) = admit(&out.agent) {
         return Err(Refused::Admission(refusal));
     }

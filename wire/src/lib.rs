@@ -13,24 +13,34 @@
 //! [`collector`] that does all of it per interval, and [`receive`], a thread reading
 //! `recvmmsg` batches into a collector without ever waiting for Python.
 //!
+//! The inlet's path (`fabcorr inlet`): [`route`] (a datagram's shard from its header
+//! alone) and [`forward`], a thread passing `recvmmsg` batches on unchanged with
+//! `sendmmsg`, one shard at a time.
+//!
 //! Beside the wire path, [`go_float`] writes `/metrics` sample values as
-//! prometheus-client does, many at once.
+//! prometheus-client does, many at once, and [`json_layout`] indents JSON as Python's
+//! `json.dumps(indent=N)` does.
 #![forbid(unsafe_code)]
 
 pub mod accumulate;
 pub mod admission;
 pub mod attribute;
+pub mod capture;
 pub mod collector;
 pub mod counters_sample;
 pub mod datagram;
 pub mod discard_sample;
 pub mod flow_sample;
+pub mod forward;
 pub mod go_float;
+pub mod hash;
+pub mod json_layout;
 pub mod loss;
 pub mod lru;
 pub mod packet;
 pub mod receive;
 pub mod reject;
+pub mod route;
 pub mod xdr;
 
 #[cfg(feature = "python")]

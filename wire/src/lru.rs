@@ -2,14 +2,16 @@
 //! as `correlator/sflow/tables.py`: the least recently used entry goes beyond the bound,
 //! and every eviction is counted.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
+
+use crate::hash::FastMap;
 use std::hash::Hash;
 
 /// At most `bound` entries; [`Lru::put`] makes an entry the most recent.
 #[derive(Clone, Debug)]
 pub struct Lru<K, V> {
     bound: usize,
-    entries: HashMap<K, (V, u64)>,
+    entries: FastMap<K, (V, u64)>,
     order: BTreeMap<u64, K>,
     clock: u64,
     /// Entries evicted since the last [`Lru::take_evictions`].
@@ -19,7 +21,13 @@ pub struct Lru<K, V> {
 impl<K: Clone + Eq + Hash, V> Lru<K, V> {
     /// A table of at most `bound` entries (at least one).
     pub fn new(bound: usize) -> Self {
-        Lru { bound: bound.max(1), entries: HashMap::new(), order: BTreeMap::new(), clock: 0, evictions: 0 }
+        Lru {
+            bound: bound.max(1),
+            entries: FastMap::default(),
+            order: BTreeMap::new(),
+            clock: 0,
+            evictions: 0,
+        }
     }
 
     pub fn len(&self) -> usize {

@@ -7,20 +7,24 @@ use pyo3::types::{PyBytes, PyDict, PyList, PyTuple};
 use pyo3::IntoPyObjectExt;
 use std::sync::mpsc;
 
-use std::net::IpAddr;
+use std::net::{IpAddr, SocketAddr};
 
 use crate::accumulate::{self, guarded, Interval, Limits};
 use crate::admission::{Admission, Refusal, Relay};
-use crate::attribute::{cut, Claim, Cut, Group, IdMap, Index, Joined, Row, Sums};
+use crate::attribute::{cut, Claim, Cut, Group, Index, Joined, Row, Sums};
+use crate::capture::{Capture, OpenError, Udp};
 use crate::collector::{Closed, Collector, Totals};
 use crate::counters_sample::CounterSample;
 use crate::datagram::{self, Counts, Datagram, Level, Sample};
 use crate::discard_sample::DiscardSample;
 use crate::flow_sample::FlowSample;
+use crate::forward::{self, Forwarding};
+use crate::hash::FastMap;
 use crate::loss::Loss;
 use crate::packet::{Addr, Packet, Traffic};
 use crate::receive::{Receiving, Request};
 use crate::reject::Reject;
+use crate::route::{self, Routes};
 
 /// One row of a segment's flow table (little-endian): agent index, ifIndex, sampling
 /// rate, source and destination address indexes, direction index, traffic index, two
@@ -195,14 +199,14 @@ fn counts_dict<'py>(py: Python<'py>, c: &Counts) -> PyResult<Bound<'py, PyDict>>
 /// Index of each distinct address, in order of first use; index 0 is "no address".
 struct Addresses<'py> {
     list: Bound<'py, PyList>,
-    index: std::collections::HashMap<Addr, u32>,
+    index: FastMap<Addr, u32>,
 }
 
 impl<'py> Addresses<'py> {
     fn new(py: Python<'py>) -> PyResult<Self> {
         let list = PyList::empty(py);
         list.append(PyBytes::new(py, b""))?;
-        let mut index = std::collections::HashMap::new();
+        let mut index = FastMap::default();
         index.insert(Addr::NONE, 0);
         Ok(Addresses { list, index })
     }
@@ -284,6 +288,13 @@ fn decode<'py>(py: Python<'py>, data: &[u8]) -> PyResult<(Any<'py>, Bound<'py, P
         }
     };
     Ok((decoded, counts_dict(py, &counts)?))
+}
+
+/// indent_json(compact, width) -> str: `compact` (`json.dumps(value, separators=(",",
+/// ": "))`) as `json.dumps(value, indent=width)` writes it.
+#[pyfunction]
+fn indent_json(py: Python<'_>, compact: &str, width: usize) -> String {
+    py.detach(|| crate::json_layout::indent(compact, width))
 }
 
 /// Decodes datagrams and sums their samples per interval (see the stub).
@@ -526,6 +537,22 @@ impl PyCollector {
         Ok(accepted)
     }
 
+    /// Handles the datagrams of `capture` that arrived before `until`; how many.
+    fn handle_capture(&mut self, capture: &Bound<'_, PyCapture>, until: f64) -> PyResult<usize> {
+        let collector = self.here()?;
+        let mut capture = capture.borrow_mut();
+        let mut handled = 0;
+        while let Some(at) = capture.peek()? {
+            if at >= until {
+                break;
+            }
+            collector.handle(&capture.next.payload, at, None);
+            capture.pending = false;
+            handled += 1;
+        }
+        Ok(handled)
+    }
+
     fn cut(&mut self, py: Python<'_>, at: f64) -> PyResult<()> {
         match &mut self.state {
             State::Here(collector) => collector.cut(at),
@@ -590,6 +617,83 @@ impl PyCollector {
     }
 }
 
+/// A capture file's UDP datagrams (see the stub).
+#[pyclass(module = "correlator._wire", name = "Capture")]
+struct PyCapture {
+    inner: Capture<std::fs::File>,
+    port: Option<u16>,
+    next: Udp,
+    pending: bool,
+}
+
+impl PyCapture {
+    /// The time of the next datagram (to `port`, if given) without taking it; None at
+    /// the end. A panic of the reader is a ValueError, not a crash.
+    fn peek(&mut self) -> PyResult<Option<f64>> {
+        while !self.pending {
+            let (inner, next) = (&mut self.inner, &mut self.next);
+            match guarded(|| inner.next_udp(next)) {
+                Ok(Ok(true)) => self.pending = self.port.is_none_or(|port| port == self.next.dport),
+                Ok(Ok(false)) => return Ok(None),
+                Ok(Err(error)) => return Err(error.into()),
+                Err(_) => return Err(bad("the capture reader panicked".into())),
+            }
+        }
+        Ok(Some(self.next.at))
+    }
+}
+
+#[pymethods]
+impl PyCapture {
+    #[new]
+    #[pyo3(signature = (path, port = None))]
+    fn new(path: std::path::PathBuf, port: Option<u16>) -> PyResult<Self> {
+        let file = std::fs::File::open(&path).map_err(|e| os_error(&e, &path))?;
+        let inner = Capture::open(file).map_err(|e| match e {
+            OpenError::Io(e) => os_error(&e, &path),
+            OpenError::Format(message) => bad(message),
+        })?;
+        Ok(PyCapture { inner, port, next: Udp::default(), pending: false })
+    }
+
+    #[pyo3(name = "peek")]
+    fn py_peek(&mut self) -> PyResult<Option<f64>> {
+        self.peek()
+    }
+
+    fn __iter__(slf: PyRef<'_, Self>) -> PyRef<'_, Self> {
+        slf
+    }
+
+    fn __next__<'py>(&mut self, py: Python<'py>) -> PyResult<Option<Any<'py>>> {
+        if self.peek()?.is_none() {
+            return Ok(None);
+        }
+        self.pending = false;
+        let n = &self.next;
+        let item = (n.at, PyBytes::new(py, &n.source), n.sport, n.dport, PyBytes::new(py, &n.payload));
+        Ok(Some(item.into_bound_py_any(py)?))
+    }
+
+    fn skipped<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let out = PyDict::new(py);
+        for (reason, n) in self.inner.skipped().filter(|(_, n)| *n > 0) {
+            out.set_item(reason.name(), n)?;
+        }
+        Ok(out)
+    }
+}
+
+/// An OSError as Python's `open` raises it: errno, strerror, filename.
+fn os_error(error: &std::io::Error, path: &std::path::Path) -> PyErr {
+    let text = error.to_string();
+    let strerror = text.split(" (os error").next().unwrap_or_default().to_owned();
+    match error.raw_os_error() {
+        Some(code) => pyo3::exceptions::PyOSError::new_err((code, strerror, path.to_path_buf())),
+        None => pyo3::exceptions::PyOSError::new_err(text),
+    }
+}
+
 /// One row of `ROW_FORMAT`, its direction and traffic indexes checked.
 fn row(raw: &[u8]) -> Option<Row> {
     let word = |at: usize| u32::from_le_bytes(raw[at..at + 4].try_into().unwrap_or_default());
@@ -613,12 +717,21 @@ fn bad(message: String) -> PyErr {
 }
 
 fn sums_tuple<'py>(py: Python<'py>, key: Any<'py>, s: &Sums) -> PyResult<Any<'py>> {
-    tuple(py, vec![key, any(py, s.samples)?, any(py, s.bytes)?, any(py, s.packets)?, any(py, s.variance)?])
+    tuple(py, vec![key, any(py, s.samples)?, wide(py, s.bytes)?, wide(py, s.packets)?, wide(py, s.variance)?])
+}
+
+/// A 128-bit sum as a Python int: by way of 64 bits when it fits (the abi3 conversion of
+/// a u128 is a slow one, and nearly every sum fits).
+fn wide<'py>(py: Python<'py>, n: u128) -> PyResult<Any<'py>> {
+    match u64::try_from(n) {
+        Ok(small) => any(py, small),
+        Err(_) => any(py, n),
+    }
 }
 
 fn sums_list<'py, K: Copy>(
     py: Python<'py>,
-    table: &IdMap<K, Sums>,
+    table: &FastMap<K, Sums>,
     key: impl Fn(K) -> PyResult<Any<'py>>,
 ) -> PyResult<Bound<'py, PyList>> {
     let out = PyList::empty(py);
@@ -744,14 +857,95 @@ impl PyJoin {
     }
 }
 
+/// A known agent (packed), the addresses (packed) it may send from, and its shard.
+type AgentRoute = (Vec<u8>, Vec<Vec<u8>>, usize);
+
+fn inlet_ended() -> PyErr {
+    pyo3::exceptions::PyRuntimeError::new_err("the inlet's forwarding thread has ended")
+}
+
+/// The inlet's forwarding thread (see the stub).
+#[pyclass(module = "correlator._wire", name = "Inlet")]
+struct PyInlet {
+    forwarding: Option<Forwarding>,
+}
+
+impl PyInlet {
+    /// Asks the thread `request`, made with the reply's sender; its answer.
+    fn ask<T: Send>(
+        &self,
+        py: Python<'_>,
+        request: impl FnOnce(mpsc::Sender<T>) -> forward::Request + Send,
+    ) -> PyResult<T> {
+        let forwarding = self.forwarding.as_ref().ok_or_else(inlet_ended)?;
+        py.detach(|| {
+            let (reply, answer) = mpsc::channel();
+            if forwarding.ask(request(reply)) {
+                answer.recv().ok()
+            } else {
+                None
+            }
+        })
+        .ok_or_else(inlet_ended)
+    }
+}
+
+#[pymethods]
+impl PyInlet {
+    #[new]
+    #[pyo3(signature = (fd, batch = 64))]
+    fn new(fd: i32, batch: usize) -> PyResult<Self> {
+        let forwarding = Forwarding::start(fd, batch)?;
+        Ok(PyInlet { forwarding: Some(forwarding) })
+    }
+
+    fn route(&self, py: Python<'_>, agents: Vec<AgentRoute>) -> PyResult<()> {
+        let mut known = Vec::with_capacity(agents.len());
+        for (agent, sources, shard) in agents {
+            let sources = sources.iter().map(|s| ip_address(s)).collect::<PyResult<Vec<_>>>()?;
+            known.push((Addr::from_slice(&agent), sources, shard));
+        }
+        let routes = Routes::new(known);
+        self.ask(py, |reply| forward::Request::Routes(routes, reply))
+    }
+
+    fn shards(&self, py: Python<'_>, addresses: Vec<Option<(Vec<u8>, u16)>>) -> PyResult<()> {
+        let addresses = addresses
+            .into_iter()
+            .map(|a| a.map(|(ip, port)| Ok(SocketAddr::new(ip_address(&ip)?, port))).transpose())
+            .collect::<PyResult<Vec<_>>>()?;
+        self.ask(py, |reply| forward::Request::Shards(addresses, reply))
+    }
+
+    fn counts<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let counts = self.ask(py, forward::Request::Counts)?;
+        let out = PyDict::new(py);
+        out.set_item("forwarded", counts.forwarded)?;
+        out.set_item("samples", counts.samples)?;
+        out.set_item("dropped", counts.dropped.iter().map(|d| d.to_vec()).collect::<Vec<_>>())?;
+        out.set_item("unrouted", counts.unrouted.to_vec())?;
+        Ok(out)
+    }
+
+    fn stop(&mut self, py: Python<'_>) {
+        if let Some(forwarding) = self.forwarding.take() {
+            py.detach(|| forwarding.stop());
+        }
+    }
+}
+
 #[pymodule]
 fn _wire(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(decode, m)?)?;
     m.add_class::<series::SeriesLines>()?;
     m.add_function(wrap_pyfunction!(series::exposition, m)?)?;
+    m.add_function(wrap_pyfunction!(indent_json, m)?)?;
     m.add_class::<PyAccumulator>()?;
     m.add_class::<PyCollector>()?;
     m.add_class::<PyJoin>()?;
+    m.add_class::<PyInlet>()?;
+    m.add("DROPS", route::Cause::ALL.map(route::Cause::name))?;
+    m.add_class::<PyCapture>()?;
     m.add("ROW_FORMAT", ROW_FORMAT)?;
     m.add("TRAFFIC", Traffic::ALL.map(Traffic::name))?;
     m.add("DIRECTIONS", [accumulate::Direction::In.name(), accumulate::Direction::Out.name()])?;

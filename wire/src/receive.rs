@@ -93,15 +93,15 @@ impl Drop for Receiving {
 }
 
 /// Buffers for one `recvmmsg` call and what it received.
-struct Batch {
+pub(crate) struct Batch {
     buffers: Vec<Vec<u8>>,
     headers: MultiHeaders<SockaddrStorage>,
     /// (length, arrival time, source) of each datagram received.
-    received: Vec<(usize, f64, Option<IpAddr>)>,
+    pub(crate) received: Vec<(usize, f64, Option<IpAddr>)>,
 }
 
 impl Batch {
-    fn new(size: usize) -> Self {
+    pub(crate) fn new(size: usize) -> Self {
         Batch {
             buffers: vec![vec![0u8; MAX_DATAGRAM]; size],
             headers: MultiHeaders::preallocate(size, Some(nix::cmsg_space!(TimeSpec))),
@@ -110,7 +110,7 @@ impl Batch {
     }
 
     /// Receives into the buffers; the number of datagrams (0 when none was queued in time).
-    fn receive(&mut self, fd: RawFd, flags: MsgFlags) -> Result<usize, Errno> {
+    pub(crate) fn receive(&mut self, fd: RawFd, flags: MsgFlags) -> Result<usize, Errno> {
         self.received.clear();
         let mut slices: Vec<[IoSliceMut<'_>; 1]> =
             self.buffers.iter_mut().map(|b| [IoSliceMut::new(&mut b[..])]).collect();
@@ -132,6 +132,14 @@ impl Batch {
             self.received.push((message.bytes, stamp.unwrap_or_else(now), source));
         }
         Ok(self.received.len())
+    }
+
+    /// The bytes of datagram `i` of those received.
+    pub(crate) fn datagram(&self, i: usize) -> &[u8] {
+        match (self.buffers.get(i), self.received.get(i)) {
+            (Some(buffer), Some(&(length, _, _))) => buffer.get(..length).unwrap_or(&[]),
+            _ => &[],
+        }
     }
 
     /// Hands every datagram received to `collector`; the latest arrival time.

@@ -358,3 +358,27 @@ def test_counters_of_a_port_the_capture_also_counts_replace_its_samples(capsys, 
     rates = result["rates"]["port:leaf01/Ethernet3"]
     assert (rates["at"], rates["interval_s"], rates["per_second"]) == (
         T0 + 40, 10.0, {"pfc_rx_pause/3": PFC / 10})  # the last interval's, dated at its end
+
+
+@pytest.mark.parametrize("options", [(), ("--pfc", "25", "--ecn", "500")])
+def test_the_shards_of_a_run_attribute_each_direction_once(capsys, capture, options):
+    """leaf02 and spine01 are shard 0's of 3, leaf01 shard 1's, spine02 shard 2's: the
+    uplink leaf01:Ethernet4 -> spine02 is judged by shard 2, which has no datagram but
+    reads leaf01:Ethernet4's counters (the far end of spine02's cable) from --counters."""
+    whole = attribute(capsys, capture, *options)
+    parts = [attribute(capsys, capture, *options, "--shard", f"{i}/3") for i in range(3)]
+    assert [p["totals"]["datagrams"] for p in parts] == [INTERVALS + 1, INTERVALS, 0]
+    for k, expected in enumerate(whole["attributions"]):
+        found = [link for p in parts for link in p["attributions"][k]["links"]]
+        assert len(found) == len(expected["links"])  # none twice
+        assert sorted(found, key=lambda x: (x["port"], x["direction"])) == expected["links"]
+    assert [h for p in parts for h in p["hotspots"]] == whole["hotspots"]
+    assert [[h["port"] for h in p["hotspots"]] for p in parts] == [
+        [], [], ["port:leaf01/Ethernet4"] if options else []]
+
+
+def test_shard_must_be_i_of_n(capsys, capture):
+    assert main(["attribute", "--snapshot", str(capture / "topology.json"), "--pcap",
+                 str(capture / "run.pcap"), "--shard", "3/3"]) == 2
+    assert capsys.readouterr().err == (
+        "fabcorr: --shard: shard 3/3: the index must be below the count (from 0)\n")

@@ -165,8 +165,8 @@ REPRODUCERS = {
     "an unknown command": (
         lambda t: ["frobnicate"],
         2, "COMMAND: invalid choice: 'frobnicate' (choose from 'topology', 'inventory', "
-           "'discover', 'sflow', 'attribute', 'hotspots', 'who', 'top', 'run', 'config', "
-           "'demo', 'simulate', 'completion')"),
+           "'discover', 'sflow', 'attribute', 'hotspots', 'who', 'top', 'run', 'inlet', 'map', "
+           "'config', 'demo', 'simulate', 'completion')"),
 }
 
 

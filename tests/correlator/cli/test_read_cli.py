@@ -189,3 +189,29 @@ def test_fabcorr_server_is_the_default_server(capsys, run, monkeypatch):
     assert answer(capsys, ["topology", "summary"]) == (
         2, "", "fabcorr: $FABCORR_SERVER: '127.0.0.1:8080' is not an http:// or https:// "
                "URL\n")
+
+
+DEAD = "http://127.0.0.1:1"  # a shard that does not answer
+NO_ANSWER = (f"fabcorr: {DEAD}: warning: no answer (cannot reach {DEAD}: [Errno 111] "
+             "Connection refused); answering from the other shards\n")
+
+
+@pytest.mark.parametrize("argv", TRAFFIC + TOPOLOGY, ids=" ".join)
+def test_a_shard_that_does_not_answer_is_named_and_the_rest_answer(capsys, run, argv):
+    """Of two shards one is down: the answer is the other's, exit 3 (done in part); what
+    the one that answers refuses is refused as from one server."""
+    _, url, _ = run
+    code, out, err = answer(capsys, [*argv, "-o", "json", "--server", url])
+    merged = answer(capsys, [*argv, "-o", "json", "--server", DEAD, "--server", url])
+    assert merged == ((3, out, NO_ANSWER) if code == 0 else (code, out, err))
+
+
+def test_fabcorr_server_lists_shards_with_commas(capsys, run, monkeypatch):
+    _, url, _ = run
+    monkeypatch.setenv("FABCORR_SERVER", f"{url}, {DEAD}")
+    assert answer(capsys, ["topology", "summary", "-o", "json"]) == (
+        3, answer(capsys, ["topology", "summary", "-o", "json", "--server", url])[1],
+        NO_ANSWER)
+    monkeypatch.setenv("FABCORR_SERVER", f"{DEAD},{DEAD}")  # one URL, asked once
+    assert answer(capsys, ["topology", "summary"]) == (
+        2, "", f"fabcorr: cannot reach {DEAD}: [Errno 111] Connection refused\n")

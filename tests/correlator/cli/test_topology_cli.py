@@ -138,6 +138,17 @@ def test_export_to_stdout(capsysbinary):
     assert capsysbinary.readouterr().out.startswith(b"graph fabric {")
 
 
+def test_export_only_some_kinds(capsys, tmp_path):
+    code, _, _ = run(capsys, "topology", "export", "-o", "graphml", "--kinds", "switch,port",
+                     "--out", str(tmp_path / "f.graphml"), "--snapshot", SNAPSHOT)
+    kinds = set(nx.get_node_attributes(nx.read_graphml(tmp_path / "f.graphml"), "kind").values())
+    assert (code, kinds) == (0, {"switch", "port"})
+    code, _, err = run(capsys, "topology", "export", "-o", "dot", "--kinds", "switches",
+                       "--snapshot", SNAPSHOT)
+    assert (code, err) == (2, "fabcorr: --kinds: unknown node kind 'switches' (kinds: "
+                              "tenant, job, pod, pod-interface, vf, pf, node, switch, port)\n")
+
+
 def test_problems_listing(capsys, tmp_path):
     snapshot = tmp_path / "t.json"
     assert main(["simulate", "generate", "--spec", str(EXAMPLE / "fabric.yaml"),

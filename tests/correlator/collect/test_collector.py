@@ -74,7 +74,8 @@ def test_faulty_switches_never_delay_the_good_ones():
 def test_a_broken_stream_is_resubscribed_after_backoff():
     subscriptions = []
 
-    async def flaky(switch, interval):
+    async def flaky(switch, interval, ports):
+        assert ports is None
         subscriptions.append(switch.name)
         for _ in range(3):
             yield [PortCounters(switch.name, "Ethernet1", 0.0, {"in_octets": 1})]

@@ -115,10 +115,10 @@ class Prometheus:
 
 
 @contextlib.contextmanager
-def running(target: str, rule_files: Sequence[Path] = (), *, timeout: float = 60.0
-            ) -> Iterator[Prometheus]:
-    """Prometheus scraping ``target`` (``host:port``, ``/metrics``) every second and
-    evaluating ``rule_files`` every second; stopped and cleaned up on exit."""
+def running(target: str | Sequence[str], rule_files: Sequence[Path] = (), *,
+            timeout: float = 60.0) -> Iterator[Prometheus]:
+    """Prometheus scraping ``target`` (``host:port``, ``/metrics``; or several) every
+    second and evaluating ``rule_files`` every second; stopped and cleaned up on exit."""
     executable = binary(PROMETHEUS)
     folder = Path(tempfile.mkdtemp(prefix="fabcorr-prometheus-"))
     process: subprocess.Popen[bytes] | None = None
@@ -133,7 +133,8 @@ def running(target: str, rule_files: Sequence[Path] = (), *, timeout: float = 60
                        "evaluation_interval": "1s"},
             "rule_files": rules,
             "scrape_configs": [{"job_name": JOB, "honor_labels": True,
-                                "static_configs": [{"targets": [target]}]}],
+                                "static_configs": [{"targets": [target] if isinstance(
+                                    target, str) else list(target)}]}],
         }
         (folder / "prometheus.yml").write_text(yaml.safe_dump(config, sort_keys=False))
         port = free_port()

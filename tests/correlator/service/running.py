@@ -17,12 +17,13 @@ import sys
 import time
 import urllib.error
 import urllib.request
+from collections.abc import Callable
 from pathlib import Path
 
 import yaml
 
 from inventory.factfile import read_facts
-from simulator.gnmi_target import GnmiTarget
+from simulator.gnmi_target import CounterSource, GnmiTarget
 from simulator.sflow_run import capture
 from simulator.spec import load_capture_spec
 
@@ -50,8 +51,12 @@ class RunningService:
 
     def __init__(self, folder: Path, interval_s: float = 1.0, *,
                  tls: tuple[Path, Path] | None = None, auth: tuple[str, str] | None = None,
-                 sflow_workers: int = 1, **config: object) -> None:
+                 sflow_workers: int = 1, options: tuple[str, ...] = (),
+                 counters: Callable[[str], CounterSource] | None = None,
+                 **config: object) -> None:
         self.folder, self.interval_s, self.sflow_workers = folder, interval_s, sflow_workers
+        self.options = options  # more of fabcorr run's command line
+        self.counters = counters  # switch name -> its target's counters (else steady ones)
         self.tls, self.auth = tls, auth
         self.facts = read_facts([EXAMPLE / "facts.yaml"])
         self.http_port, self.sflow_port = free_port(), free_port(socket.SOCK_DGRAM)
@@ -65,13 +70,15 @@ class RunningService:
             for switch in self.facts.switches:
                 self.targets.append(GnmiTarget.from_facts(
                     self.facts, switch.name, host=switch.mgmt_address, username="fabcorr",
-                    password=PASSWORD, pack=True).start())
+                    password=PASSWORD, pack=True,
+                    **({"counters": self.counters(switch.name)} if self.counters else {})
+                ).start())
             config = self.folder / "fabcorr.yaml"
             config.write_text(yaml.safe_dump(self._config()))
             self.stderr = (self.folder / "service.log").open("w")
             self.process = subprocess.Popen(
                 [sys.executable, "-c", "import sys; from correlator.cli.main import main; "
-                 "sys.exit(main())", "run", "--config", str(config)],
+                 "sys.exit(main())", "run", "--config", str(config), *self.options],
                 cwd=ROOT, stderr=self.stderr, stdout=subprocess.DEVNULL,
                 env={**os.environ, "FABCORR_GNMI_PASSWORD": PASSWORD,
                      "PYTHONPATH": str(ROOT),

@@ -10,6 +10,7 @@ import pytest
 
 from correlator.cli.main import main
 from correlator.service.config import load_service_config
+from correlator.shards import Shard
 from inventory.errors import ConfigError
 from tests.inventory.test_devices import ENV, example_config
 
@@ -43,6 +44,7 @@ def test_the_example_loads_with_every_default(example):
     assert (config.interval_s, config.top_pods, config.thresholds.utilization,
             config.thresholds.intervals, config.telemetry_interval_s) == (10.0, 10, 0.8, 2, 10.0)
     assert (config.kubernetes.source, config.topology.discover_every_s) == ((), 3600.0)
+    assert (config.shards, config.shard) == (1, Shard(0, 1))
 
 
 def test_the_environment_overrides_the_file(example, tmp_path):
@@ -204,13 +206,41 @@ def test_check_prints_a_summary(example, capsys, monkeypatch):
         "127.0.0.1:0, 10 s intervals\n")
 
 
+@pytest.mark.parametrize(("flag", "pod", "expected"), [
+    ("1/3", None, ", shard 1/3"), ("auto", "fabcorr-2", ", shard 2/3"), ("0/1", None, "")])
+def test_check_names_the_shard(example, capsys, monkeypatch, flag, pod, expected):
+    for key, value in ENV.items():
+        monkeypatch.setenv(key, value)
+    monkeypatch.setenv("FABCORR_LISTEN", "127.0.0.1:0")
+    monkeypatch.setenv("FABCORR_SFLOW_LISTEN", "127.0.0.1:0")
+    if pod:
+        monkeypatch.setenv("POD_NAME", pod)
+    example.write_text(example.read_text().replace("  count: 1 ", "  count: 3 "))
+    status = main(["run", "--config", str(example), "--check", "--shard", flag])
+    out, err = capsys.readouterr()
+    if flag == "0/1":
+        assert (status, out) == (2, "")
+        assert err.strip().endswith("--shard: 0/1: shards.count is 3")
+        return
+    assert status == 0 and out.endswith(f"10 s intervals{expected}\n")
+
+
+def test_shard_auto_needs_an_ordinal(example, capsys, monkeypatch):
+    for key, value in ENV.items():
+        monkeypatch.setenv(key, value)
+    monkeypatch.setenv("POD_NAME", "fabcorr")
+    assert main(["run", "--config", str(example), "--check", "--shard", "auto"]) == 2
+    assert "--shard: --shard auto: pod name 'fabcorr' does not end in a StatefulSet " \
+        "ordinal (-N)" in capsys.readouterr().err
+
+
 def test_the_schema_is_a_json_schema_of_every_section(capsys):
     assert main(["config", "schema"]) == 0
     schema = json.loads(capsys.readouterr().out)
     assert (schema["type"], schema["additionalProperties"]) == ("object", False)
     assert list(schema["properties"]) == ["defaults", "switches", "crawl", "service",
                                           "kubernetes", "topology", "telemetry", "sflow",
-                                          "attribution"]
+                                          "attribution", "shards"]
     sflow = schema["$defs"]["SflowSettings"]["properties"]
     assert (sflow["workers"]["minimum"], sflow["workers"]["maximum"]) == (1, 64)
     assert schema["$defs"]["HttpSettings"]["properties"]["password"]["anyOf"] == [

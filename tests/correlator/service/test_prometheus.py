@@ -615,3 +615,19 @@ def _interpolate(expr: str, values: dict[str, str]) -> str:
         return known.get(name, match.group(0))
 
     return re.sub(r"\$\{(\w+)(?::\w+)?\}|\$(\w+)|\[\[(\w+)\]\]", substitute, expr)
+
+
+def test_the_node_graph_has_the_switches_and_their_link_directions(server):
+    """Grafana's node graph takes the frames with ``source`` and ``target`` fields as
+    edges and the others as nodes, each with an ``id``."""
+    panel = next(p for p in _panels(json.loads((DEPLOY / "base" / "dashboards" /
+                                                "fabric-overview.json").read_text())["panels"])
+                 if p["type"] == "nodeGraph")
+    nodes, edges = (_series(server, target["expr"]) for target in panel["targets"])
+    ids = {s["metric"]["id"] for s in nodes}
+    assert all(s["metric"]["title"] == s["metric"]["id"] for s in nodes)
+    assert ids == {"leaf01", "leaf02", "leaf03", "leaf04", "spine01", "spine02"}
+    links = {(s["metric"]["source"], s["metric"]["target"]) for s in edges}
+    assert all(s["metric"]["id"] == "{source}->{target}".format(**s["metric"]) for s in edges)
+    assert {("leaf01", "spine01"), ("spine01", "leaf01"), ("leaf02", "spine02")} <= links
+    assert {end for link in links for end in link} <= ids

@@ -104,16 +104,32 @@ def test_discover_runs_switches_concurrently(fabric: FactSet) -> None:
     assert not stalled_done
 
 
-def _samples(switch: SwitchConfig, interval_s: float, count: int) -> list[list[PortCounters]]:
+def _samples(switch: SwitchConfig, interval_s: float, count: int,
+             ports: list[str] | None = None) -> list[list[PortCounters]]:
     async def collect() -> list[list[PortCounters]]:
         found = []
-        async with aclosing(stream_counters(switch, interval_s)) as stream:
+        async with aclosing(stream_counters(switch, interval_s, ports)) as stream:
             async for readings in stream:
                 found.append(readings)
                 if len(found) == count:
                     return found
         return found
     return asyncio.run(asyncio.wait_for(collect(), DEADLINE_S))
+
+
+@pytest.mark.parametrize("profile", PROFILES)
+def test_stream_counters_of_some_ports_only(fabric: FactSet, profile: str) -> None:
+    """A shard reads only the far ends of its cables on another shard's switch."""
+    source = steady_counters(start=time.time() - 60.0)
+    ports = [i.name for i in fabric.interfaces if i.switch == "leaf01"]
+    wanted = [ports[-1], ports[0]]
+    with serve(fabric, profile=profile, counters=source) as switch:
+        samples = _samples(switch, 0.2, 2, wanted)
+    for readings in samples:
+        assert sorted(r.port for r in readings) == sorted(wanted)
+        for r in readings:
+            assert r.values == {k: v for k, v in source(r.port, r.at).items()
+                                if profile != "openconfig" or not k.startswith("pfc_")}
 
 
 @pytest.mark.filterwarnings("error::pytest.PytestUnhandledThreadExceptionWarning")

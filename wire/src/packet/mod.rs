@@ -16,10 +16,19 @@ pub const HEADER_PROTOCOL_IPV4: u32 = 11;
 pub const HEADER_PROTOCOL_IPV6: u32 = 12;
 
 /// An IPv4 or IPv6 address as packed bytes; `len` 0 for none.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord)]
 pub struct Addr {
     len: u8,
     bytes: [u8; 16],
+}
+
+impl std::hash::Hash for Addr {
+    /// Two words and the length: a key of the hot path's tables (no length prefix).
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        let (head, tail) = self.bytes.split_at(8);
+        state.write_u64(u64::from_le_bytes(head.try_into().unwrap_or_default()));
+        state.write_u64(u64::from_le_bytes(tail.try_into().unwrap_or_default()) ^ u64::from(self.len));
+    }
 }
 
 impl Addr {

@@ -1,0 +1,490 @@
+"""Three ``fabcorr run --shard I/3`` and one single ``fabcorr run`` side by side.
+
+All four run on the example fabric's snapshot with 2 s intervals, without telemetry, so
+each link direction's bytes are its samples' estimate, which only the datagrams decide.
+Every interval the test sends the same second of the example's sFlow (its flows, and one
+on every other switch, so every shard has some): all of it to the single process, and to
+each shard the datagrams of its switches (split by the shard hash of the agent's switch,
+as an inlet splits them). Datagrams go into the interval of their kernel arrival time, so
+an interval whose burst was sent wholly inside it holds the same datagrams everywhere,
+however busy the machine: for those intervals the union of the shards' attributions
+(their logs) is the single process's, exactly, and no direction is in two shards' logs.
+A real Prometheus (Debian's) scrapes the four; summed over the shards, the tenants'
+fabric bytes are the single process's, and no link series comes from two shards.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import json
+import math
+import os
+import re
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+from collections import Counter
+from pathlib import Path
+
+import pytest
+import yaml
+
+from correlator.cli import servers
+from correlator.cli.main import main
+from correlator.service.config import service_config_from
+from correlator.service.service import Service
+from correlator.shards import Shard, owner
+from inventory.counters import PortCounters
+from inventory.factfile import read_facts
+from simulator.sflow_run import capture
+from simulator.spec import load_capture_spec
+from tests.correlator.service import prometheus
+from tests.correlator.service.example_view import SNAPSHOT
+from tests.correlator.service.running import (
+    EXAMPLE,
+    ROOT,
+    RunningService,
+    fetch_url,
+    free_port,
+)
+from topology.schema import NodeKind, port_id
+from topology.snapshot import load_snapshot
+
+SHARDS = 3
+INTERVAL_S = 2.0
+BURST_AT = 0.3  # seconds into an interval
+INTERVALS = 6  # bursts at least; more until Prometheus has the sums
+ALONE, SHARDED = 'shard=""', 'shard!=""'  # the single process's series, the shards'
+
+
+class Process:
+    """``fabcorr run`` on the example snapshot (``shard`` "I/N", or None: alone), its API
+    on ``host`` (a loopback address) and ``ports`` (HTTP, sFlow; default: free ones)."""
+
+    def __init__(self, folder: Path, shard: str | None, host: str = "127.0.0.1",
+                 ports: tuple[int, int] | None = None) -> None:
+        self.folder, self.shard, self.host = folder, shard, host
+        self.http_port, self.sflow_port = ports or (free_port(), free_port(socket.SOCK_DGRAM))
+        self.log = folder / "attribution.jsonl"
+        config = {
+            "topology": {"snapshot": str(SNAPSHOT), "discover_every_s": 0},
+            "service": {"listen": f"{host}:{self.http_port}"},
+            # the test sends every switch's datagrams from one socket: a relay
+            "sflow": {"listen": f"127.0.0.1:{self.sflow_port}", "relays": ["127.0.0.1"]},
+            "attribution": {"interval_s": INTERVAL_S, "log": str(self.log)},
+            "shards": {"count": SHARDS}}
+        (folder / "fabcorr.yaml").write_text(yaml.safe_dump(config))
+        self.stderr = (folder / "service.log").open("w")
+        self.process = subprocess.Popen(
+            [sys.executable, "-c", "import sys; from correlator.cli.main import main; "
+             "sys.exit(main())", "run", "--config", str(folder / "fabcorr.yaml"),
+             *(["--shard", shard] if shard else [])],
+            cwd=ROOT, stderr=self.stderr, stdout=subprocess.DEVNULL,
+            env={**os.environ, "PYTHONPATH": str(ROOT)})
+
+    @property
+    def target(self) -> str:
+        return f"{self.host}:{self.http_port}"
+
+    @property
+    def url(self) -> str:
+        return f"http://{self.target}"
+
+    def ready(self) -> bool:
+        if self.process.poll() is not None:
+            raise AssertionError(f"fabcorr run {self.shard} exited: "
+                                 + (self.folder / "service.log").read_text()[-3000:])
+        with contextlib.suppress(ConnectionRefusedError):
+            return fetch_url(f"http://{self.target}/readyz", timeout=5)[0] == 200
+        return False
+
+    def logged(self) -> dict[float, dict]:
+        """Attributed intervals by start (the last record of each)."""
+        if not self.log.exists():
+            return {}
+        records = (json.loads(line) for line in self.log.read_text().splitlines() if line)
+        return {r["attribution"]["start"]: r["attribution"] for r in records}
+
+    def close(self) -> None:
+        if self.process.poll() is None:
+            self.process.kill()
+            self.process.wait()
+        self.stderr.close()
+
+    def interval(self) -> float | None:
+        """The start of the last interval its API answers about."""
+        status = json.loads(fetch_url(f"{self.url}/api/v1/status", timeout=30)[1])
+        return status["interval"]["start"] if status["interval"] else None
+
+
+def _wait(condition, timeout: float, what: str) -> None:
+    deadline = time.monotonic() + timeout
+    while not condition():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"not {what} within {timeout:g} s")
+        time.sleep(0.1)
+
+
+def _burst() -> list[tuple[bytes, str]]:
+    """One second of the example's sFlow (no counter samples), with a flow on every
+    switch: (datagram, switch)."""
+    facts = read_facts([EXAMPLE / "facts.yaml"])
+    spec = load_capture_spec(EXAMPLE / "flows.yaml")
+    first = spec.flows[0]
+    extra = [dataclasses.replace(first, switch=s.name, port="Ethernet1", out_port="",
+                                 packets_per_s=500_000 * (n + 1))
+             for n, s in enumerate(facts.switches) if s.name not in ("leaf01", "spine01")]
+    switch_of = {s.mgmt_address: s.name for s in facts.switches}
+    run = capture(facts, [*spec.flows, *extra], 1, spec.sampling_rate, time.time(),
+                  spec.seed, counter_every_s=10**6)
+    return [(data, switch_of[agent]) for _, data, agent in run.datagrams]
+
+
+SHARD_HOSTS = tuple(f"127.0.0.{i + 2}" for i in range(SHARDS))
+"""The shards' API addresses, one port on all: what a headless Service's DNS name gives."""
+
+
+def _shard_name(index: int) -> str:
+    return f"{index}/{SHARDS}"
+
+
+@pytest.fixture(scope="module")
+def processes(tmp_path_factory):
+    """The single process, and the shards (a test may replace one: closed all the same)."""
+    started: list[Process] = []
+    shards: list[Process] = []
+    try:
+        started.append(Process(tmp_path_factory.mktemp("alone"), None))
+        port = free_port()
+        for index, host in enumerate(SHARD_HOSTS):
+            folder = tmp_path_factory.mktemp(f"{index}-of-{SHARDS}")
+            shards.append(Process(folder, _shard_name(index), host,
+                                  (port, free_port(socket.SOCK_DGRAM))))
+        started += shards
+        for process in started:
+            _wait(process.ready, 120, f"{process.shard or 'alone'} ready")
+        yield started[0], shards
+    finally:
+        for process in (*started, *shards):
+            process.close()
+
+
+def _send(sender: socket.socket, burst: list[tuple[bytes, str]], alone: Process,
+          shards: list[Process]) -> tuple[float, float, float] | None:
+    """Send ``burst`` at the next interval's BURST_AT, all of it to ``alone`` and to each
+    shard its switches' share: the start of the interval it went into wholly and when it
+    was sent (first and last datagram), else None."""
+    now = time.time()
+    start = math.floor(now / INTERVAL_S) * INTERVAL_S
+    time.sleep(max(0.0, start + BURST_AT - now) if now < start + BURST_AT
+               else start + INTERVAL_S + BURST_AT - now)
+    began = time.time()
+    for data, switch in burst:
+        sender.sendto(data, ("127.0.0.1", alone.sflow_port))
+        sender.sendto(data, ("127.0.0.1", shards[owner(switch, SHARDS)].sflow_port))
+    ended = time.time()
+    if math.floor(began / INTERVAL_S) == math.floor(ended / INTERVAL_S):
+        return math.floor(began / INTERVAL_S) * INTERVAL_S, began, ended
+    return None
+
+
+def _tenant_sums(server: prometheus.Prometheus, selector: str) -> dict[str, float]:
+    return {r["metric"]["tenant"]: float(r["value"][1]) for r in server.query(
+        f"sum by (tenant) (fabcorr_tenant_fabric_bytes_per_second{{{selector}}})")}
+
+
+def _same(a: dict[str, float], b: dict[str, float]) -> bool:
+    return bool(a) and a.keys() == b.keys() and all(
+        math.isclose(a[k], b[k], rel_tol=1e-9) for k in a)
+
+
+def test_three_shards_answer_as_one_process(processes):
+    alone, shards = processes
+    burst = _burst()
+    shares = Counter(owner(switch, SHARDS) for _, switch in burst)
+    assert sorted(shares) == [0, 1, 2]  # every shard has datagrams
+    clean: list[float] = []  # interval starts whose burst was sent wholly inside them
+    agreed: dict[str, float] = {}
+    with prometheus.running([p.target for p in (alone, *shards)]) as server, \
+            socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as sender:
+        # a datagram of another shard's switch: not believed
+        stray = next(data for data, switch in burst if owner(switch, SHARDS) != 0)
+        sender.sendto(stray, ("127.0.0.1", shards[0].sflow_port))
+        deadline = time.monotonic() + 120
+        while len(clean) < INTERVALS or not agreed:
+            assert time.monotonic() < deadline, (
+                f"{len(clean)} clean intervals; Prometheus: alone "
+                f"{_tenant_sums(server, ALONE)}, shards {_tenant_sums(server, SHARDED)}")
+            sent = _send(sender, burst, alone, shards)
+            if sent is not None:
+                clean.append(sent[0])
+            if len(clean) >= 2 and not agreed:  # steady: the last intervals are alike
+                single = _tenant_sums(server, ALONE)
+                if _same(single, _tenant_sums(server, SHARDED)):
+                    agreed = single
+        assert set(agreed) >= {"team-a", "team-b"}
+        # each shard's series are labelled with its index, and none comes from two
+        labels = {r["metric"].get("shard", "") for r in server.query("fabcorr_ready")}
+        assert labels == {"", "0", "1", "2"}
+        twice = server.query("count by (switch, port, direction, tenant) "
+                             "(fabcorr_link_tenant_bytes_per_second{shard!=\"\"}) > 1")
+        assert twice == []
+        rejects = server.query('fabcorr_sflow_rejects_total{reason="unknown-agent"}')
+        assert {r["metric"].get("shard", ""): r["value"][1] for r in rejects} == {"0": "1"}
+
+    _wait(lambda: all(max(p.logged(), default=0) >= clean[-1] for p in (alone, *shards)),
+          120, "the last interval logged everywhere")
+    said = [(p.folder / "service.log").read_text() for p in shards]
+    assert [re.findall(r"shard (\d/3): (\d) of 6 switches, (\d) of", log) for log in said] == [
+        [("0/3", "3", "4")], [("1/3", "2", "4")], [("2/3", "1", "4")]]
+    single = alone.logged()
+    logs = [shard.logged() for shard in shards]
+    for start in clean:
+        found = [link for log in logs for link in log[start]["links"]]
+        keys = Counter((link["port"], link["direction"]) for link in found)
+        assert max(keys.values()) == 1  # no direction attributed by two shards
+        expected = {(link["port"], link["direction"]): link for link in single[start]["links"]}
+        assert {(link["port"], link["direction"]): link for link in found} == expected
+        assert sum(link["samples"] for link in found) > 0
+        assert sum(log[start]["unattributed_samples"] for log in logs) == \
+            single[start]["unattributed_samples"]
+
+
+class Bursts:
+    """Sends a burst every interval from a thread (:func:`_send`) while the test asks;
+    ``sent`` holds (interval start, first, last datagram's time) of the clean ones."""
+
+    def __init__(self, alone: Process, shards: list[Process]) -> None:
+        self.sent: list[tuple[float, float, float]] = []
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, args=(alone, shards), daemon=True)
+
+    def _run(self, alone: Process, shards: list[Process]) -> None:
+        burst = _burst()
+        with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as sender:
+            while not self._stop.is_set():
+                sent = _send(sender, burst, alone, shards)
+                if sent is not None:
+                    self.sent.append(sent)
+
+    def __enter__(self) -> Bursts:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self._stop.set()
+        self._thread.join(timeout=30)
+
+    def clean(self) -> set[float]:
+        return {start for start, _, _ in self.sent}
+
+
+SHARDS_NAME = "fabcorr-shards.test"  # the headless Service name the injected resolver knows
+
+
+def _resolver(host: str, port: int) -> list[str]:
+    assert host == SHARDS_NAME, host
+    return list(SHARD_HOSTS)
+
+
+def _cli(capsys, *argv: str) -> tuple[int, str, str]:
+    status = main(list(argv))
+    out, err = capsys.readouterr()
+    return status, out, err
+
+
+ASKED = (("top", "tenants", "-o", "json"), ("top", "jobs", "-o", "json", "--limit", "2"),
+         ("top", "pods", "-o", "json"), ("top", "tenants"),
+         ("who", "spine01:Ethernet1", "-o", "json"), ("who", "leaf01:Ethernet1", "-o", "json"),
+         ("top", "tenants", "--link", "leaf01:Ethernet5", "-o", "json"),
+         ("top", "pods", "--link", "spine01:Ethernet1", "-o", "json"),
+         ("hotspots", "-o", "json"), ("topology", "summary", "-o", "json"))
+"""Cross-shard cables among them: leaf01 (shard 1) to spine01 (shard 0) over Ethernet5."""
+
+
+def test_the_merged_cli_answers_as_the_single_process(processes, capsys, monkeypatch):
+    """``--server`` with the shards (a headless Service name, through an injected
+    resolver, or a comma-separated list) answers what ``--server`` of the single process
+    does, byte for byte, when all four answer about the same clean interval."""
+    alone, shards = processes
+    monkeypatch.setattr(servers, "addresses", _resolver)
+    name = f"http://{SHARDS_NAME}:{shards[0].http_port}"
+    listed = ",".join(shard.url for shard in shards)
+    with Bursts(alone, shards) as bursts:
+        deadline = time.monotonic() + 180
+        while True:
+            assert time.monotonic() < deadline, f"no steady interval: {bursts.sent}"
+            before = {p.interval() for p in (alone, *shards)}
+            answers = [[_cli(capsys, *argv, "--server", server) for argv in ASKED]
+                       for server in (alone.url, name, listed)]
+            after = {p.interval() for p in (alone, *shards)}
+            if len(before) == 1 and before == after and before <= bursts.clean():
+                break
+    single, merged, listed_answers = answers
+    assert [status for status, _, _ in single] == [0] * len(ASKED)
+    assert merged == single
+    assert listed_answers == single
+    rows = json.loads(single[0][1])["rows"]
+    assert {row["name"] for row in rows} >= {"team-a", "team-b"}
+    spine = json.loads(single[4][1])
+    assert spine["in"]["samples"] > 0  # sampled at leaf01 (shard 1), asked of spine01's port
+
+
+def test_a_shard_killed_and_restarted_misses_only_its_switches(processes, capsys,
+                                                              tmp_path):
+    """SIGKILL shard 1, then a new ``fabcorr run --shard 1/3`` on the same ports: while it
+    is down the CLI answers from the others, names it and exits 3; in every clean interval
+    the directions of the other shards' switches are the single process's, and shard 1's
+    are the single process's when it was up and missing while it was down."""
+    alone, shards = processes
+    fabric = load_snapshot(SNAPSHOT)
+    killed = 1
+    mine = {p for p in fabric.nodes_of(NodeKind.PORT)
+            if owner(fabric.attrs(p)["switch"], SHARDS) == killed}
+    listed = ",".join(shard.url for shard in shards)
+    victim = shards[killed]
+    with Bursts(alone, shards) as bursts:
+        _wait(lambda: bursts.clean() & set(victim.logged()), 60,
+              "a clean burst logged by the shard before the kill")
+        victim.process.send_signal(signal.SIGKILL)
+        victim.process.wait()
+        down = time.time()
+        _wait(lambda: sum(began > down for _, began, _ in bursts.sent) >= 2, 60,
+              "two clean bursts while it is down")
+        status, out, err = _cli(capsys, "top", "tenants", "--server", listed)
+        assert status == 3
+        assert err.startswith(f"fabcorr: {victim.url}: warning: no answer (cannot reach "
+                              f"{victim.url}: ") and err.endswith(
+                                  "; answering from the other shards\n"), err
+        assert out.startswith("Fabric-wide, per tier: interval ")
+        launched = time.time()
+        restarted = Process(tmp_path, victim.shard, victim.host,
+                            (victim.http_port, victim.sflow_port))
+        shards[killed] = restarted
+        _wait(restarted.ready, 120, "the restarted shard ready")
+        up = time.time()
+        _wait(lambda: sum(began > up for _, began, _ in bursts.sent) >= 2, 60,
+              "two clean bursts after the restart")
+        sent = list(bursts.sent)
+    last = max(start for start, _, _ in sent)
+    _wait(lambda: all(max(p.logged(), default=0) >= last for p in (alone, *shards)), 120,
+          "the last interval logged everywhere")
+    single, logs = alone.logged(), [victim.logged(), restarted.logged()]
+    others = [shard.logged() for index, shard in enumerate(shards) if index != killed]
+    seen: Counter = Counter()
+    for start, began, ended in sent:
+        expected = {(link["port"], link["direction"]): link for link in single[start]["links"]}
+        theirs = {(link["port"], link["direction"]): link
+                  for log in others for link in log[start]["links"]}
+        assert theirs == {key: link for key, link in expected.items() if key[0] not in mine}
+        own = {(link["port"], link["direction"]): link for log in logs
+               for link in log.get(start, {"links": []})["links"] if link["samples"]}
+        whole = {key: link for key, link in expected.items() if key[0] in mine
+                 and link["samples"]}
+        assert whole
+        when = ("after" if began > up else "down" if down < began and ended < launched
+                else "before" if ended < down else "restarting")
+        assert own == ({} if when == "down" else whole) or when in ("before", "restarting")
+        assert own in ({}, whole)  # never a part of an interval
+        seen[when, bool(own)] += 1
+    assert seen["down", False] >= 2 and seen["after", True] >= 2 and seen["before", True]
+
+
+def test_a_shard_reads_its_switches_and_the_far_ends_of_their_cables():
+    facts = read_facts([EXAMPLE / "facts.yaml"])
+    config = service_config_from({
+        "switches": [{"name": s.name, "address": s.mgmt_address, "protocols": ["gnmi"]}
+                     for s in facts.switches],
+        "topology": {"snapshot": str(SNAPSHOT)}, "shards": {"count": SHARDS}}, "f.yaml", {})
+    service = Service(dataclasses.replace(config, shard=Shard(2, SHARDS)))  # spine02's
+    fabric = load_snapshot(SNAPSHOT)
+    service.view = dataclasses.replace(service.view, fabric=fabric)
+    switches, ports = service._read_switches(fabric)
+    assert [s.name for s in switches] == ["leaf01", "leaf02", "leaf03", "leaf04", "spine02"]
+    # of the leaves, the ports cabled to spine02 only
+    assert ports == {leaf: ("Ethernet6",) for leaf in ("leaf01", "leaf02", "leaf03", "leaf04")}
+    read: list[PortCounters] = []
+    service.engine.readings = read.extend  # type: ignore[method-assign]
+    everything = [PortCounters(fabric.attrs(p)["switch"], fabric.attrs(p)["name"], 1.0, {})
+                  for p in fabric.nodes_of(NodeKind.PORT)]
+    service._readings(everything)
+    spine02 = {p for p in fabric.nodes_of(NodeKind.PORT) if p.startswith("port:spine02/")}
+    expected = spine02 | {fabric.peer(p) for p in spine02 if fabric.peer(p)}
+    assert {port_id(r.switch, r.port) for r in read} == expected
+    assert len(expected) == 8
+
+
+def _series(metrics: str, name: str) -> list[dict[str, str]]:
+    return [dict(re.findall(r'(\w+)="([^"]*)"', line.partition("}")[0]))
+            for line in metrics.splitlines() if line.startswith(name + "{")]
+
+
+HOT = ("leaf01", "Ethernet5")  # marks ECN in its egress queue; cabled to spine01:Ethernet1
+
+
+def _quiet(switch: str, start: float):
+    """Counters of a quiet switch, but for HOT's ECN marks (5,000/s on queue 3)."""
+    def counters(port: str, now: float) -> dict[str, int]:
+        marks = int(max(0.0, now - start) * 5000) if (switch, port) == HOT else 0
+        values = dict.fromkeys(("in_octets", "out_octets", "in_pkts", "out_pkts",
+                                "in_discards", "out_discards", "in_errors", "out_errors"), 0)
+        for p in range(8):
+            values |= {f"pfc_rx_pause/{p}": 0, f"pfc_tx_pause/{p}": 0,
+                       f"queue_tx_pkts/{p}": 0, f"queue_dropped/{p}": 0,
+                       f"queue_ecn_marked/{p}": marks if p == 3 else 0}
+        return values
+    return counters
+
+
+def test_shards_stream_their_switches_and_publish_each_port_once(tmp_path, capsys):
+    """Three shards on the six emulated gNMI switches (discovery and counters): each
+    streams its own switches and, port by port, the far ends of their cables; each port's
+    counters and each switch's health are published by exactly one shard. The ECN marks
+    of leaf01's (shard 1's) egress towards spine01 (shard 0's) make a hotspot that shard
+    0 judges, having streamed leaf01:Ethernet5 for it, and no other shard."""
+    facts = read_facts([EXAMPLE / "facts.yaml"])
+    assert [owner(switch, SHARDS) for switch in ("leaf01", "spine01")] == [1, 0]
+    with contextlib.ExitStack() as stack:
+        shards = []
+        for index in range(SHARDS):
+            folder = tmp_path / str(index)
+            folder.mkdir()
+            shards.append(stack.enter_context(RunningService(
+                folder, shards={"count": SHARDS}, options=("--shard", f"{index}/{SHARDS}"),
+                counters=lambda switch: _quiet(switch, time.time()))))
+        hot = {"switch": HOT[0], "port": HOT[1], "direction": "out", "kinds": "ecn",
+               "severity": "critical", "shard": "0"}
+        for index, shard in enumerate(shards):  # every own port's rates published
+            owned = {(i.switch, i.name) for i in facts.interfaces
+                     if owner(i.switch, SHARDS) == index}
+            shard.wait_for(lambda s=shard, o=owned: {(x["switch"], x["port"]) for x in _series(
+                s.metrics(), "fabcorr_link_bytes_per_second")} == o, 60, "counter rates")
+        shards[0].wait_for(lambda: [_series(s.metrics(), "fabcorr_hotspot_active")
+                                    for s in shards] == [[hot], [], []], 90, "the hotspot")
+        ports: Counter = Counter()
+        for index, shard in enumerate(shards):
+            metrics = shard.metrics()
+            up = _series(metrics, "fabcorr_collector_up")
+            assert sorted(s["switch"] for s in up) == sorted(
+                s.name for s in facts.switches if owner(s.name, SHARDS) == index)
+            assert {s["shard"] for s in up} == {str(index)}
+            found = {(s["switch"], s["port"]) for s in _series(
+                metrics, "fabcorr_link_bytes_per_second")}
+            assert {owner(switch, SHARDS) for switch, _ in found} == {index}
+            ports.update(found)
+            assert _series(metrics, "fabcorr_hotspot_active") == ([hot] if index == 0 else [])
+            log = (shard.folder / "service.log").read_text()
+            assert re.search(rf"shard {index}/3: \d of 6 switches, 4 of their cables' far "
+                             "ends read", log), log[-2000:]
+        assert max(ports.values()) == 1
+        assert set(ports) == {(i.switch, i.name) for i in facts.interfaces}
+        # the CLI over the three: shard 0's hotspot, leaf01's counters judged at spine01
+        status = main(["hotspots", "-o", "json", "--server", ",".join(s.url for s in shards)])
+        found = json.loads(capsys.readouterr().out)
+        assert status == 0
+        assert [(h["port"], h["direction"], h["kinds"], h["end"]) for h in found] == [
+            (port_id(*HOT), "out", ["ecn"], None)]
