@@ -3,7 +3,7 @@ accumulate per interval, with the records, traffic classes and reject reasons of
 :mod:`correlator.sflow.decode`. :mod:`correlator.sflow.native` turns what it returns into
 the records and intervals the rest of fabcorr reads.
 
-Beside it, :func:`series_lines` writes the series of the ``/metrics`` text
+Beside it, :class:`SeriesLines` writes the series of the ``/metrics`` text
 (:mod:`correlator.service.series_text`) and :func:`indent_json` lays out the JSON the CLI
 prints (:mod:`correlator.cli.printers`).
 
@@ -62,13 +62,30 @@ def decode(data: bytes) -> tuple[DatagramTuple | None, Counts]:
     Builds objects per sample: for tests and tools, not for the receive path."""
 
 
-def series_lines(rows: list[tuple[Hashable, float]], prefixes: dict[Hashable, str],
-                 new: Callable[[Hashable], str]) -> bytes:
-    """``prefix value\\n`` per ``(labels, value)`` row, UTF-8: the prefix
-    ``prefixes[labels]``, or ``new(labels)`` for labels not in it; the value as
-    :func:`prometheus_client.utils.floatToGoString` writes it (``+Inf``, ``-Inf``,
-    ``NaN``, Python's shortest ``repr``, positive values of 7 to 16 integer digits as
-    ``d.ddde+XX``)."""
+class SeriesLines:
+    """One metric family's series lines, interval after interval: ``new(key)`` renders a
+    series' prefix (``name{labels} ``) the first time its key is met; prefixes are kept
+    while their series last (pruned to the latest render's once they outnumber its series
+    twice), in the order of the latest render, so that a series whose key equals that
+    render's at its position finds its prefix without hashing."""
+
+    def __init__(self, new: Callable[[Hashable], str]) -> None: ...
+
+    @property
+    def kept(self) -> int:
+        """How many keys' prefixes are kept."""
+
+    def update(self, keys: list[Hashable], values: list[float]) -> None:
+        """The family's series for the next :func:`exposition`: ``prefix value\\n`` per
+        key and value, UTF-8; the value as :func:`prometheus_client.utils.floatToGoString`
+        writes it (``+Inf``, ``-Inf``, ``NaN``, Python's shortest ``repr``, positive values
+        of 7 to 16 integer digits as ``d.ddde+XX``). ``ValueError`` when the lists' lengths
+        differ; a failed update leaves no series to write."""
+
+
+def exposition(parts: list[bytes | SeriesLines]) -> bytes:
+    """The parts one after the other: bytes as they are, families' series as last
+    updated, written once into the bytes returned."""
 
 
 def indent_json(compact: str, width: int) -> str:

@@ -30,6 +30,7 @@ import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from functools import cache, lru_cache
+from typing import TypeVar
 
 from prometheus_client import CollectorRegistry
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
@@ -37,7 +38,7 @@ from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metri
 from correlator.attribution.attribute import OUTSIDE
 from correlator.attribution.hotspots import cable_direction
 from correlator.collect.rates import Rates
-from correlator.service.series_text import Family, Labels, Row, SeriesText
+from correlator.service.series_text import Family, Labels, SeriesText
 from correlator.service.traffic import group_totals, plain
 from correlator.shards import Shard, owner
 from correlator.view import View
@@ -130,6 +131,9 @@ METRICS: dict[str, tuple[str, tuple[str, ...], str]] = {
 FABRIC_FAMILIES = ("fabcorr_pod_interface_info", "fabcorr_job_info",
                    "fabcorr_link_speed_bytes_per_second")
 """The families of the fabric alone, whose series change only with it."""
+Columns = tuple[list[Labels], list[float]]
+"""A family's series as built: their keys (label values) and their values, in order."""
+T = TypeVar("T")
 EVICTING_TABLES = ("sequences", "sources", "formats", "flows", "counters", "discards")
 """The bounded sFlow tables: loss accounting's and the decoder's (entries evicted), and an
 interval's (samples a full one could not take)."""
@@ -189,22 +193,22 @@ def _collection_paused() -> Iterator[None]:
 def families(view: View) -> list[Family]:
     """Every family of :data:`METRICS`, in its order, with its series for ``view``
     (a shard's with its ``shard`` label)."""
-    rows: dict[str, list[Row]] = {name: [] for name in METRICS}
-    _fill(view, rows)
+    columns: dict[str, Columns] = {name: ([], []) for name in METRICS}
+    _fill(view, columns)
     if view.shard.count > 1:
-        return _labelled(view.shard, rows)
-    return [Family(name, kind, labels, text, rows[name], name in FABRIC_FAMILIES)
+        return _labelled(view.shard, columns)
+    return [Family(name, kind, labels, text, *columns[name], name in FABRIC_FAMILIES)
             for name, (kind, labels, text) in METRICS.items()]
 
 
-def _labelled(shard: Shard, rows: dict[str, list[Row]]) -> list[Family]:
+def _labelled(shard: Shard, columns: dict[str, Columns]) -> list[Family]:
     """The families with the label ``shard`` on every series (the fabric's families
-    are rows kept per fabric: labelled once, by :func:`_fabric_rows`)."""
+    are series kept per fabric: labelled once, by :func:`_fabric_series`)."""
     index = str(shard.index)
     return [Family(name, kind, (*labels, "shard"), text,
-                   rows[name] if name in FABRIC_FAMILIES
-                   else [((*values, index), value) for values, value in rows[name]],
-                   name in FABRIC_FAMILIES)
+                   columns[name][0] if name in FABRIC_FAMILIES
+                   else [(*values, index) for values in columns[name][0]],
+                   columns[name][1], name in FABRIC_FAMILIES)
             for name, (kind, labels, text) in METRICS.items()]
 
 
@@ -220,7 +224,13 @@ def _metric(family: Family) -> Metric:
     return metric
 
 
-def _fill(view: View, f: dict[str, list[Row]]) -> None:
+def _add(f: dict[str, Columns], name: str, labels: Labels, value: float) -> None:
+    keys, values = f[name]
+    keys.append(labels)
+    values.append(value)
+
+
+def _fill(view: View, f: dict[str, Columns]) -> None:
     fabric = view.fabric
     places, links = fabric.cached(_places), fabric.cached(_links)
     _info(fabric, view.shard, f)
@@ -232,43 +242,47 @@ def _fill(view: View, f: dict[str, list[Row]]) -> None:
         if link is None:
             continue
         labels = (link[0], link[1], hotspot.direction)
-        f["fabcorr_hotspot_active"].append(
-            ((*labels, ",".join(hotspot.kinds), hotspot.severity), 1))
-        f["fabcorr_hotspot_start_timestamp_seconds"].append((labels, hotspot.start))
+        _add(f, "fabcorr_hotspot_active",
+             (*labels, ",".join(hotspot.kinds), hotspot.severity), 1)
+        _add(f, "fabcorr_hotspot_start_timestamp_seconds", labels, hotspot.start)
         for share in hotspot.culprits:
-            f["fabcorr_hotspot_culprit_share_ratio"].append(
-                ((*labels, plain(share.name)), share.share))
+            _add(f, "fabcorr_hotspot_culprit_share_ratio", (*labels, plain(share.name)),
+                 share.share)
         for share in hotspot.victims:
-            f["fabcorr_hotspot_victim_share_ratio"].append(
-                ((*labels, plain(share.name)), share.share))
+            _add(f, "fabcorr_hotspot_victim_share_ratio", (*labels, plain(share.name)),
+                 share.share)
         if hotspot.noisy_neighbour and hotspot.culprits:
-            f["fabcorr_hotspot_noisy_neighbour"].append(
-                ((*labels, plain(hotspot.culprits[0].name)), 1))
+            _add(f, "fabcorr_hotspot_noisy_neighbour",
+                 (*labels, plain(hotspot.culprits[0].name)), 1)
     _health(view, f)
 
 
 def _counters(links: dict[str, tuple[Labels, Labels]], rates: dict[str, Rates],
-              f: dict[str, list[Row]]) -> None:
-    octets = f["fabcorr_link_bytes_per_second"]
-    utilizations = f["fabcorr_link_utilization_ratio"]
+              f: dict[str, Columns]) -> None:
+    octets, octet_values = _appends(f, "fabcorr_link_bytes_per_second")
+    utilizations, utilization_values = _appends(f, "fabcorr_link_utilization_ratio")
     for port, port_rates in rates.items():
         both = links.get(port)
         if both is None:
             continue
         per_second = port_rates.per_second
         if "in_octets" in per_second:
-            octets.append((both[0], per_second["in_octets"]))
+            octets(both[0])
+            octet_values(per_second["in_octets"])
         if port_rates.in_utilization is not None:
-            utilizations.append((both[0], port_rates.in_utilization))
+            utilizations(both[0])
+            utilization_values(port_rates.in_utilization)
         if "out_octets" in per_second:
-            octets.append((both[1], per_second["out_octets"]))
+            octets(both[1])
+            octet_values(per_second["out_octets"])
         if port_rates.out_utilization is not None:
-            utilizations.append((both[1], port_rates.out_utilization))
+            utilizations(both[1])
+            utilization_values(port_rates.out_utilization)
         _congested(both, per_second, f)
 
 
 def _congested(links: tuple[Labels, Labels], per_second: dict[str, float],
-               f: dict[str, list[Row]]) -> None:
+               f: dict[str, Columns]) -> None:
     discards: dict[str, float] = {}
     for counter, value in per_second.items():
         if not value:  # quiet ports stay out of the exposition: most are, most of the time
@@ -279,12 +293,12 @@ def _congested(links: tuple[Labels, Labels], per_second: dict[str, float],
         family, direction, key = congestion
         labels = links[direction == "out"]
         if family:
-            f[family].append(((*labels, key), value))
+            _add(f, family, (*labels, key), value)
         else:
             discards[direction] = discards.get(direction, 0.0) + value
     for direction in sorted(discards):
-        f["fabcorr_link_discarded_packets_per_second"].append(
-            (links[direction == "out"], discards[direction]))
+        _add(f, "fabcorr_link_discarded_packets_per_second", links[direction == "out"],
+             discards[direction])
 
 
 @lru_cache(maxsize=1 << 10)
@@ -302,113 +316,146 @@ def _congestion(counter: str) -> tuple[str, str, str] | None:
     return None
 
 
-def _attribution(fabric: FabricGraph, view: View, f: dict[str, list[Row]]) -> None:
+def _attribution(fabric: FabricGraph, view: View, f: dict[str, Columns]) -> None:
     attribution = view.attribution
     assert attribution is not None
     seconds = attribution.seconds or 1.0
     labels_of = fabric.cached(_directions)
-    samples, mismatch = f["fabcorr_link_samples"].append, f["fabcorr_link_bytes_mismatch"].append
-    jobs = f["fabcorr_link_job_bytes_per_second"].append
-    pods = f["fabcorr_link_pod_bytes_per_second"].append
-    tenants = f["fabcorr_link_tenant_bytes_per_second"].append
-    shares = f["fabcorr_link_tenant_share_ratio"].append
-    lows = f["fabcorr_link_tenant_share_lower_ratio"].append
-    highs = f["fabcorr_link_tenant_share_upper_ratio"].append
+    samples, sample_values = _appends(f, "fabcorr_link_samples")
+    mismatch, mismatch_values = _appends(f, "fabcorr_link_bytes_mismatch")
+    jobs, job_values = _appends(f, "fabcorr_link_job_bytes_per_second")
+    pods, pod_values = _appends(f, "fabcorr_link_pod_bytes_per_second")
+    tenants, tenant_values = _appends(f, "fabcorr_link_tenant_bytes_per_second")
+    # the three share families have the same series: one list of keys
+    shared_keys = f["fabcorr_link_tenant_share_ratio"][0]
+    for name in ("fabcorr_link_tenant_share_lower_ratio", "fabcorr_link_tenant_share_upper_ratio"):
+        f[name] = (shared_keys, f[name][1])
+    shares, share_values = shared_keys.append, f["fabcorr_link_tenant_share_ratio"][1].append
+    lows = f["fabcorr_link_tenant_share_lower_ratio"][1].append
+    highs = f["fabcorr_link_tenant_share_upper_ratio"][1].append
     for link in attribution.links:
         if not link.samples:
             continue
         labels = labels_of.get((link.port, link.direction))
         if labels is None:
             continue
-        samples((labels, link.samples))
+        samples(labels)
+        sample_values(link.samples)
         if link.counter_check:
-            mismatch((labels, 1.0 if link.counter_check == OUTSIDE else 0.0))
+            mismatch(labels)
+            mismatch_values(1.0 if link.counter_check == OUTSIDE else 0.0)
         shared = len(link.tenants) > 1  # shares only where several groups share
         for share in link.tenants:
-            tenant = (*labels, _plain(share.name))
-            tenants((tenant, share.bytes / seconds))
+            tenant = (*labels, _PLAIN[share.name])
+            tenants(tenant)
+            tenant_values(share.bytes / seconds)
             if shared:
-                shares((tenant, share.share))
-                lows((tenant, share.share_low))
-                highs((tenant, share.share_high))
+                shares(tenant)
+                share_values(share.share)
+                lows(share.share_low)
+                highs(share.share_high)
         for share in link.jobs:
-            jobs(((*labels, *_namespaced(share.name)), share.bytes / seconds))
+            jobs((*labels, *_NAMESPACED[share.name]))
+            job_values(share.bytes / seconds)
         for share in link.pods:
-            pods(((*labels, *_namespaced(share.name)), share.bytes / seconds))
+            pods((*labels, *_NAMESPACED[share.name]))
+            pod_values(share.bytes / seconds)
     totals = group_totals(fabric, attribution, ("tenants", "jobs"))
     for (tenant, tier), rate in sorted(totals["tenants"].items()):
-        f["fabcorr_tenant_fabric_bytes_per_second"].append(((plain(tenant), tier), rate))
+        _add(f, "fabcorr_tenant_fabric_bytes_per_second", (plain(tenant), tier), rate)
     tenant_of_job = fabric.cached(_job_tenants)
     for (job, tier), rate in sorted(totals["jobs"].items()):
-        f["fabcorr_job_fabric_bytes_per_second"].append(
-            ((*_namespaced(job), tenant_of_job.get(job, ""), tier), rate))
-    f["fabcorr_attribution_unattributed_samples"].append(
-        ((), attribution.unattributed_samples))
-    f["fabcorr_attribution_unknown_port_samples"].append(
-        ((), sum(attribution.unknown_ports.values())))
-    f["fabcorr_attribution_interval_end_timestamp_seconds"].append(
-        ((), attribution.start + attribution.seconds))
-    f["fabcorr_attribution_duration_seconds"].append(((), view.attribution_s))
+        _add(f, "fabcorr_job_fabric_bytes_per_second",
+             (*_NAMESPACED[job], tenant_of_job.get(job, ""), tier), rate)
+    _add(f, "fabcorr_attribution_unattributed_samples", (), attribution.unattributed_samples)
+    _add(f, "fabcorr_attribution_unknown_port_samples", (),
+         sum(attribution.unknown_ports.values()))
+    _add(f, "fabcorr_attribution_interval_end_timestamp_seconds", (),
+         attribution.start + attribution.seconds)
+    _add(f, "fabcorr_attribution_duration_seconds", (), view.attribution_s)
 
 
-def _info(fabric: FabricGraph, shard: Shard, f: dict[str, list[Row]]) -> None:
+def _appends(f: dict[str, Columns], name: str) -> tuple[Callable[[Labels], None],
+                                                         Callable[[float], None]]:
+    """The ``append`` of the family's keys and of its values."""
+    keys, values = f[name]
+    return keys.append, values.append
+
+
+def _info(fabric: FabricGraph, shard: Shard, f: dict[str, Columns]) -> None:
     """The fabric's own series (a shard's share, labelled): lists the fabric keeps, the
     same from one view to the next while the fabric is."""
-    for name, rows in zip(FABRIC_FAMILIES, (_interface_rows, _job_rows, _link_rows),
-                          strict=True):
-        f[name] = fabric.cached(rows if shard.count == 1 else _fabric_rows(rows, shard))
+    for name, series in zip(FABRIC_FAMILIES, (_interface_series, _job_series, _link_series),
+                            strict=True):
+        f[name] = fabric.cached(series if shard.count == 1 else _fabric_series(series, shard))
 
 
 @cache
-def _fabric_rows(rows: Callable[[FabricGraph], list[Row]], shard: Shard
-                 ) -> Callable[[FabricGraph], list[Row]]:
-    """``rows`` of the fabric that ``shard`` exposes, labelled with it: a port's by its
+def _fabric_series(series: Callable[[FabricGraph], Columns], shard: Shard
+                   ) -> Callable[[FabricGraph], Columns]:
+    """``series`` of the fabric that ``shard`` exposes, labelled with it: a port's by its
     switch's shard, a pod interface's by its leaf's (by its pod's name without one), a
     job's by its name's."""
-    name, index = _OWNED_BY[rows], str(shard.index)
+    name, index = _OWNED_BY[series], str(shard.index)
 
-    def share(fabric: FabricGraph) -> list[Row]:
-        return [((*labels, index), value) for labels, value in fabric.cached(rows)
-                if owner(name(labels), shard.count) == shard.index]
+    def share(fabric: FabricGraph) -> Columns:
+        keys, values = fabric.cached(series)
+        owned = [at for at, labels in enumerate(keys)
+                 if owner(name(labels), shard.count) == shard.index]
+        return [(*keys[at], index) for at in owned], [values[at] for at in owned]
     return share
 
 
-def _health(view: View, f: dict[str, list[Row]]) -> None:
+def _health(view: View, f: dict[str, Columns]) -> None:
     for name, health in sorted(view.health.items()):
-        f["fabcorr_collector_up"].append(((name, health.protocol), 1 if health.up else 0))
+        _add(f, "fabcorr_collector_up", (name, health.protocol), 1 if health.up else 0)
         for kind, count in sorted(health.errors.items()):
-            f["fabcorr_collector_errors_total"].append(((name, kind), count))
+            _add(f, "fabcorr_collector_errors_total", (name, kind), count)
         if health.last_success is not None:
-            f["fabcorr_collector_last_success_timestamp_seconds"].append(
-                ((name,), health.last_success))
+            _add(f, "fabcorr_collector_last_success_timestamp_seconds", (name,),
+                 health.last_success)
     totals = view.sflow
-    f["fabcorr_sflow_datagrams_total"].append(((), totals.datagrams))
-    f["fabcorr_sflow_bytes_total"].append(((), totals.bytes))
+    _add(f, "fabcorr_sflow_datagrams_total", (), totals.datagrams)
+    _add(f, "fabcorr_sflow_bytes_total", (), totals.bytes)
     for kind in ("flow", "counters", "discard"):
-        f["fabcorr_sflow_samples_total"].append(((kind,), totals.samples.get(kind, 0)))
+        _add(f, "fabcorr_sflow_samples_total", (kind,), totals.samples.get(kind, 0))
     for reason, count in sorted(totals.rejects.items()):
-        f["fabcorr_sflow_rejects_total"].append(((reason,), count))
-    f["fabcorr_sflow_lost_datagrams_total"].append(((), totals.lost_datagrams))
-    f["fabcorr_sflow_agent_restarts_total"].append(((), totals.agent_restarts))
-    f["fabcorr_sflow_agent_dropped_samples_total"].append(((), totals.agent_drops))
-    f["fabcorr_sflow_interleaved_datagrams_total"].append(((), totals.interleaved))
+        _add(f, "fabcorr_sflow_rejects_total", (reason,), count)
+    _add(f, "fabcorr_sflow_lost_datagrams_total", (), totals.lost_datagrams)
+    _add(f, "fabcorr_sflow_agent_restarts_total", (), totals.agent_restarts)
+    _add(f, "fabcorr_sflow_agent_dropped_samples_total", (), totals.agent_drops)
+    _add(f, "fabcorr_sflow_interleaved_datagrams_total", (), totals.interleaved)
     for table in EVICTING_TABLES:
-        f["fabcorr_sflow_table_evictions_total"].append(
-            ((table,), totals.evictions.get(table, 0)))
-    f["fabcorr_ready"].append(((), 1 if view.ready else 0))
+        _add(f, "fabcorr_sflow_table_evictions_total", (table,),
+             totals.evictions.get(table, 0))
+    _add(f, "fabcorr_ready", (), 1 if view.ready else 0)
     for component, up in sorted(view.components.items()):
-        f["fabcorr_component_up"].append(((component,), 1 if up else 0))
+        _add(f, "fabcorr_component_up", (component,), 1 if up else 0)
 
 
-@lru_cache(maxsize=1 << 16)
+class _Names(dict[str, T]):
+    """Share name -> ``make(name)``, made once per name (at most ``limit`` kept: past it,
+    all are forgotten): a dict's lookup on every link direction, no call."""
+
+    def __init__(self, make: Callable[[str], T], limit: int) -> None:
+        super().__init__()
+        self._make, self._limit = make, limit
+
+    def __missing__(self, name: str) -> T:
+        if len(self) >= self._limit:
+            self.clear()
+        made = self[name] = self._make(name)
+        return made
+
+
 def _namespaced(name: str) -> tuple[str, str]:
     """(namespace, name) of a job or pod ID; ("", name) for a group name."""
     namespace, _, rest = plain(name).rpartition("/")
     return namespace, rest
 
 
-_plain = lru_cache(maxsize=1 << 12)(plain)
-"""Tenant names, met on every link direction: :func:`plain` once per name."""
+_NAMESPACED = _Names(_namespaced, 1 << 16)
+_PLAIN = _Names(plain, 1 << 12)
 
 
 def _places(fabric: FabricGraph) -> dict[str, tuple[str, str, str, int]]:
@@ -452,26 +499,27 @@ def _switch_peers(fabric: FabricGraph) -> dict[str, str]:
     return found
 
 
-def _interface_rows(fabric: FabricGraph) -> list[Row]:
+def _interface_series(fabric: FabricGraph) -> Columns:
     graph, table, where = fabric.graph, owners(fabric), plugs(fabric)
-    rows = []
+    keys = []
     for podif in fabric.nodes_of(NodeKind.POD_INTERFACE):
         attrs, owner, plug = graph.nodes[podif], table.get(podif), where.get(podif)
         ip = (attrs.get("ipv4") or attrs.get("ipv6") or "").split("/")[0]
         leaf_port = graph.nodes[plug.leaf_port] if plug and plug.leaf_port else {}
-        rows.append(((attrs["namespace"], attrs["pod"], attrs["interface"], ip,
-                      attrs.get("node", ""), id_name(plug.pf).partition("/")[2] if plug else "",
-                      attrs.get("vf_pci", ""), leaf_port.get("switch", ""),
-                      leaf_port.get("name", ""),
-                      id_name(owner.job).partition("/")[2] if owner and owner.job else "",
-                      id_name(owner.tenant) if owner and owner.tenant else ""), 1))
-    return rows
+        keys.append((attrs["namespace"], attrs["pod"], attrs["interface"], ip,
+                     attrs.get("node", ""), id_name(plug.pf).partition("/")[2] if plug else "",
+                     attrs.get("vf_pci", ""), leaf_port.get("switch", ""),
+                     leaf_port.get("name", ""),
+                     id_name(owner.job).partition("/")[2] if owner and owner.job else "",
+                     id_name(owner.tenant) if owner and owner.tenant else ""))
+    return keys, [1.0] * len(keys)
 
 
-def _job_rows(fabric: FabricGraph) -> list[Row]:
+def _job_series(fabric: FabricGraph) -> Columns:
     graph = fabric.graph
-    return [((a["namespace"], a["name"], a.get("job_kind", ""), a.get("tenant", "")), 1)
+    keys = [(a["namespace"], a["name"], a.get("job_kind", ""), a.get("tenant", ""))
             for a in (graph.nodes[j] for j in fabric.nodes_of(NodeKind.JOB))]
+    return keys, [1.0] * len(keys)
 
 
 def _job_tenants(fabric: FabricGraph) -> dict[str, str]:
@@ -479,22 +527,24 @@ def _job_tenants(fabric: FabricGraph) -> dict[str, str]:
     return {j: graph.nodes[j].get("tenant", "") for j in fabric.nodes_of(NodeKind.JOB)}
 
 
-def _link_rows(fabric: FabricGraph) -> list[Row]:
-    graph, places, rows = fabric.graph, fabric.cached(_places), []
+def _link_series(fabric: FabricGraph) -> Columns:
+    graph, places = fabric.graph, fabric.cached(_places)
+    keys: list[Labels] = []
+    values: list[float] = []
     for port, (switch, name, tier, speed) in places.items():
         peer = fabric.peer(port)
         if not tier or not speed:  # not cabled, or a speed nobody reported
             continue
         peer_attrs = graph.nodes[peer] if peer else {}
         peer_switch = peer_attrs.get("switch") or peer_attrs.get("node", "")
-        rows.append(((switch, name, peer_switch, peer_attrs.get("name", ""), tier), speed / 8))
-    return rows
+        keys.append((switch, name, peer_switch, peer_attrs.get("name", ""), tier))
+        values.append(speed / 8)
+    return keys, values
 
 
-
-_OWNED_BY: dict[Callable[[FabricGraph], list[Row]], Callable[[Labels], str]] = {
-    _interface_rows: lambda labels: labels[7] or f"{labels[0]}/{labels[1]}",  # leaf, pod
-    _job_rows: lambda labels: f"{labels[0]}/{labels[1]}",  # namespace/job
-    _link_rows: lambda labels: labels[0],  # switch
+_OWNED_BY: dict[Callable[[FabricGraph], Columns], Callable[[Labels], str]] = {
+    _interface_series: lambda labels: labels[7] or f"{labels[0]}/{labels[1]}",  # leaf, pod
+    _job_series: lambda labels: f"{labels[0]}/{labels[1]}",  # namespace/job
+    _link_series: lambda labels: labels[0],  # switch
 }
-"""Per fabric family, the name whose shard exposes a row (:func:`_fabric_rows`)."""
+"""Per fabric family, the name whose shard exposes a series (:func:`_fabric_series`)."""

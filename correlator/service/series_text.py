@@ -1,41 +1,49 @@
-"""The Prometheus text exposition (format 0.0.4) of metric families given as rows, each
-series' name and label string rendered once and kept while the series lasts: rendering
-an interval formats values only.
+"""The Prometheus text exposition (format 0.0.4) of metric families given as columns of
+keys and values, each series' name and label string rendered once and kept while the
+series lasts: rendering an interval formats values only.
 
 The text is prometheus-client's: :func:`prometheus_client.generate_latest` of the same
 families gives the same bytes (tests compare the two); names are escaped by its
 functions and values formatted as its :func:`~prometheus_client.utils.floatToGoString`
-does, by :func:`correlator._wire.series_lines` (tests compare the two over millions of
-values). Only the work is kept between renders.
+does, by :class:`correlator._wire.SeriesLines` (tests compare the two over millions of
+values), and the text written once, by :func:`correlator._wire.exposition`. Only the work
+is kept between renders.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 
 from prometheus_client.openmetrics.exposition import escape_label_name, escape_metric_name
 
-from correlator._wire import series_lines
+from correlator._wire import SeriesLines, exposition
 
 Labels = tuple[str, ...]
-Row = tuple[Labels, float]
-"""One series: its label values (in the family's label order) and its value."""
+"""One series' label values, in its family's label order."""
 
 
 @dataclass(frozen=True)
 class Family:
     """A metric family as exposed: ``name`` with ``_total`` for counters, ``kind``
-    ``gauge`` or ``counter``, and its rows in the order they are exposed."""
+    ``gauge`` or ``counter``, and its series in the order they are exposed, as two
+    columns: ``keys`` (label values) and ``values``."""
 
     name: str
     kind: str
     labels: Labels
     help: str
-    rows: list[Row] = field(default_factory=list)
+    keys: list[Labels] = field(default_factory=list)
+    values: list[float] = field(default_factory=list)
     fixed: bool = False
-    """Whether ``rows`` is a list its maker keeps unchanged from one render to the next
-    (the fabric's own series): its text is kept while the same list comes back."""
+    """Whether ``keys`` and ``values`` are lists their maker keeps unchanged from one
+    render to the next (the fabric's own series): its text is kept while the same lists
+    come back."""
+
+    @property
+    def rows(self) -> Iterator[tuple[Labels, float]]:
+        """(label values, value) of each series."""
+        return zip(self.keys, self.values, strict=True)
 
 
 def escape_value(value: str) -> str:
@@ -57,16 +65,16 @@ class SeriesText:
     @property
     def kept(self) -> int:
         """How many series' label strings are kept."""
-        return sum(len(kept.prefixes) for kept in self._kept.values())
+        return sum(kept.lines.kept for kept in self._kept.values())
 
     def render(self, families: Iterable[Family]) -> bytes:
-        out: list[bytes] = []
+        parts: list[bytes | SeriesLines] = []
         for family in families:
             kept = self._kept.get((family.name, family.labels))
             if kept is None:
                 kept = self._kept[(family.name, family.labels)] = _Kept(family)
-            out += kept.text(family)
-        return b"".join(out)
+            parts += kept.parts(family)
+        return exposition(parts)
 
 
 class _Kept:
@@ -79,28 +87,20 @@ class _Kept:
         self._name = name
         # label names escaped once, in the order the text sorts them
         self._order = sorted((escape_label_name(key), at) for at, key in enumerate(family.labels))
-        self.prefixes: dict[Labels, str] = {}
-        self._last: tuple[list[Row] | None, tuple[bytes, bytes]] = (None, (b"", b""))
+        self.lines = SeriesLines(self._prefix)
+        self._fixed: tuple[list[Labels], list[float], bytes] | None = None
+        """A fixed family's lists and the text of its series."""
 
-    def text(self, family: Family) -> tuple[bytes, bytes]:
-        """The family's text: header and series."""
-        if family.rows is self._last[0]:  # a fixed family's very rows of the last render
-            return self._last[1]
-        text = (self.header, self._rows(family.rows))
-        self._last = (family.rows, text) if family.fixed else (None, (b"", b""))
-        return text
-
-    def _rows(self, rows: list[Row]) -> bytes:
-        prefixes = self.prefixes
-        lines = series_lines(rows, prefixes, self._new)
-        if len(prefixes) > 2 * len(rows) + 64:
-            self.prefixes = {labels: prefixes[labels] for labels, _ in rows}
-        return lines
-
-    def _new(self, labels: Labels) -> str:
-        """A series' prefix, rendered and kept."""
-        prefix = self.prefixes[labels] = self._prefix(labels)
-        return prefix
+    def parts(self, family: Family) -> tuple[bytes, bytes | SeriesLines]:
+        """The family's header and its series (their text, or what writes it)."""
+        fixed = self._fixed
+        if fixed is not None and family.keys is fixed[0] and family.values is fixed[1]:
+            return self.header, fixed[2]  # a fixed family's very lists of the last render
+        self.lines.update(family.keys, family.values)
+        self._fixed = None
+        if family.fixed:
+            self._fixed = (family.keys, family.values, exposition([self.lines]))
+        return self.header, self.lines
 
     def _prefix(self, labels: Labels) -> str:
         """``name{key="value",...} `` of a series, its labels sorted by name."""

@@ -100,20 +100,16 @@ impl LossTracker {
         self.loss.bytes += size as u64;
         let key = (datagram.agent, datagram.sub_agent);
         let (seq, uptime) = (i64::from(datagram.seq), i64::from(datagram.uptime_ms));
-        let pair = match self.pairs.pop(&key) {
-            None => Pair::new(seq, uptime),
-            Some(mut pair) => {
-                match pair.streams.last_mut() {
-                    Some(last) if seq - last.seq == 1 && uptime >= last.uptime && last.parent.is_none() => {
-                        (last.seq, last.uptime) = (seq, uptime); // the common case: the next one
-                        last.datagrams += 1;
-                    }
-                    _ => self.follow(key, &mut pair, seq, uptime),
+        match self.pairs.get_mut(&key) {
+            None => self.pairs.put(key, Pair::new(seq, uptime)),
+            Some(pair) => match pair.streams.last_mut() {
+                Some(last) if seq - last.seq == 1 && uptime >= last.uptime && last.parent.is_none() => {
+                    (last.seq, last.uptime) = (seq, uptime); // the common case: the next one
+                    last.datagrams += 1;
                 }
-                pair
-            }
-        };
-        self.pairs.put(key, pair);
+                _ => Self::follow(&mut self.loss, key, pair, seq, uptime),
+            },
+        }
         for sample in &datagram.samples {
             let Sample::Flow(flow) = sample else { continue };
             // only sources that ever dropped are followed: the common case costs one test
@@ -136,8 +132,7 @@ impl LossTracker {
     /// A datagram that is not simply the next of the latest sequence: it goes on with the
     /// sequence it is least ahead of (a loss; another source's sequence when that is not
     /// the latest), or jumps far ahead of it (unconfirmed), or starts a new one (a restart).
-    fn follow(&mut self, key: (Addr, u32), pair: &mut Pair, seq: i64, uptime: i64) {
-        let loss = &mut self.loss;
+    fn follow(loss: &mut Loss, key: (Addr, u32), pair: &mut Pair, seq: i64, uptime: i64) {
         let mut best: Option<(usize, i64)> = None;
         for (i, stream) in pair.streams.iter().enumerate() {
             let ahead = stream.ahead(seq, uptime);

@@ -42,6 +42,17 @@ impl<K: Clone + Eq + Hash, V> Lru<K, V> {
         self.entries.get(key).map(|(v, _)| v)
     }
 
+    /// The value of `key`, its entry made the most recent: a use in place, one lookup.
+    pub fn get_mut(&mut self, key: &K) -> Option<&mut V> {
+        let (value, stamp) = self.entries.get_mut(key)?;
+        self.clock += 1;
+        if let Some(key) = self.order.remove(stamp) {
+            self.order.insert(self.clock, key);
+        }
+        *stamp = self.clock;
+        Some(value)
+    }
+
     /// Removes `key`; with a [`Lru::put`] after it, a use of the entry.
     pub fn pop(&mut self, key: &K) -> Option<V> {
         let (value, stamp) = self.entries.remove(key)?;
@@ -97,5 +108,17 @@ mod tests {
         t.put("c", 3);
         assert_eq!(t.iter().collect::<Vec<_>>(), vec![(&"a", &2), (&"c", &3)]);
         assert_eq!((t.len(), t.take_evictions(), t.take_evictions()), (2, 1, 0));
+    }
+
+    #[test]
+    fn get_mut_is_a_use() {
+        let mut t = Lru::new(2);
+        t.put("a", 1);
+        t.put("b", 2);
+        *t.get_mut(&"a").unwrap_or(&mut 0) += 10;
+        assert_eq!(t.get_mut(&"x"), None);
+        t.put("c", 3); // evicts b, the least recently used
+        assert_eq!(t.iter().collect::<Vec<_>>(), vec![(&"a", &11), (&"c", &3)]);
+        assert_eq!(t.take_evictions(), 1);
     }
 }

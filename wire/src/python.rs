@@ -3,7 +3,7 @@
 //! compact tables per interval, never an object per flow sample.
 
 use pyo3::prelude::*;
-use pyo3::types::{PyBytes, PyDict, PyList, PyString, PyTuple};
+use pyo3::types::{PyBytes, PyDict, PyList, PyTuple};
 use pyo3::IntoPyObjectExt;
 use std::sync::mpsc;
 
@@ -19,7 +19,6 @@ use crate::datagram::{self, Counts, Datagram, Level, Sample};
 use crate::discard_sample::DiscardSample;
 use crate::flow_sample::FlowSample;
 use crate::forward::{self, Forwarding};
-use crate::go_float;
 use crate::hash::FastMap;
 use crate::loss::Loss;
 use crate::packet::{Addr, Packet, Traffic};
@@ -32,6 +31,8 @@ use crate::route::{self, Routes};
 /// pad bytes, samples, sum of frame lengths, sum of squares (low, high 64 bits).
 const ROW_FORMAT: &str = "<5I2B2x4Q";
 const ROW_SIZE: usize = 56;
+
+mod series;
 
 type Any<'py> = Bound<'py, PyAny>;
 
@@ -289,32 +290,6 @@ fn decode<'py>(py: Python<'py>, data: &[u8]) -> PyResult<(Any<'py>, Bound<'py, P
     Ok((decoded, counts_dict(py, &counts)?))
 }
 
-/// Decodes datagrams and sums their samples per interval (see the stub).
-/// `prefix value\n` per `(labels, value)` row (UTF-8): the prefix `prefixes[labels]`,
-/// or `new(labels)` for labels not in it, the value as prometheus-client's
-/// `floatToGoString` writes it. The text of many series in one call.
-#[pyfunction]
-fn series_lines<'py>(
-    py: Python<'py>,
-    rows: &Bound<'py, PyList>,
-    prefixes: &Bound<'py, PyDict>,
-    new: &Bound<'py, PyAny>,
-) -> PyResult<Bound<'py, PyBytes>> {
-    let mut out = String::with_capacity(rows.len() * 96);
-    let mut scratch = String::new();
-    for row in rows.iter() {
-        let (labels, value): (Any<'py>, f64) = row.extract()?;
-        let prefix = match prefixes.get_item(&labels)? {
-            Some(prefix) => prefix,
-            None => new.call1((labels,))?,
-        };
-        out.push_str(prefix.cast::<PyString>()?.to_str()?);
-        go_float::push(&mut out, value, &mut scratch);
-        out.push('\n');
-    }
-    Ok(PyBytes::new(py, out.as_bytes()))
-}
-
 /// indent_json(compact, width) -> str: `compact` (`json.dumps(value, separators=(",",
 /// ": "))`) as `json.dumps(value, indent=width)` writes it.
 #[pyfunction]
@@ -322,6 +297,7 @@ fn indent_json(py: Python<'_>, compact: &str, width: usize) -> String {
     py.detach(|| crate::json_layout::indent(compact, width))
 }
 
+/// Decodes datagrams and sums their samples per interval (see the stub).
 #[pyclass(module = "correlator._wire", name = "Accumulator")]
 struct PyAccumulator {
     inner: accumulate::Accumulator,
@@ -961,7 +937,8 @@ impl PyInlet {
 #[pymodule]
 fn _wire(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(decode, m)?)?;
-    m.add_function(wrap_pyfunction!(series_lines, m)?)?;
+    m.add_class::<series::SeriesLines>()?;
+    m.add_function(wrap_pyfunction!(series::exposition, m)?)?;
     m.add_function(wrap_pyfunction!(indent_json, m)?)?;
     m.add_class::<PyAccumulator>()?;
     m.add_class::<PyCollector>()?;

@@ -1,5 +1,5 @@
 """The values of the ``/metrics`` text as prometheus-client writes them:
-:func:`correlator._wire.series_lines` against its own
+:class:`correlator._wire.SeriesLines` against its own
 :func:`~prometheus_client.utils.floatToGoString`, value by value, over a few million
 floats of every kind (random bit patterns and magnitudes, integers, the edges where the
 layout changes, powers of two and ten with their neighbours, subnormals, specials)."""
@@ -15,7 +15,7 @@ from decimal import Decimal
 import pytest
 from prometheus_client.utils import floatToGoString
 
-from correlator._wire import series_lines
+from correlator._wire import SeriesLines, exposition
 
 SPECIALS = [0.0, -0.0, math.inf, -math.inf, math.nan, -math.nan, 5e-324, -5e-324,
             2.2250738585072014e-308, 2.225073858507201e-308, 1.7976931348623157e308,
@@ -84,13 +84,19 @@ def _edges() -> list[float]:
     return values + [-value for value in values]
 
 
+def _render(lines: SeriesLines, keys: list, values: list) -> bytes:
+    """The text of ``lines`` updated to ``keys`` and ``values``."""
+    lines.update(keys, values)
+    return exposition([lines])
+
+
 def _unknown(labels: object) -> str:
     raise AssertionError(f"no prefix asked for {labels!r}")
 
 
 def _mismatches(values: list[float]) -> list[tuple[float, str, str]]:
     theirs = "".join([f"{floatToGoString(value)}\n" for value in values]).encode()
-    ours = series_lines([((), value) for value in values], {(): ""}, _unknown)
+    ours = _render(SeriesLines(lambda labels: ""), [()] * len(values), values)
     if ours == theirs:
         return []
     return [(value, text, floatToGoString(value)) for value, text
@@ -126,14 +132,63 @@ def test_each_value_follows_its_prefix_on_a_line():
         asked.append(labels)
         return f"{labels[0]} "
 
-    rows = [(("ü",), 1.5e7), (("b",), -0.0), (("c",), 12), (("ü",), math.inf)]
-    text = series_lines(rows, {("ü",): 'a{k="ü"} '}, new)
-    assert text == 'a{k="ü"} 1.5e+07\nb -0.0\nc 12.0\na{k="ü"} +Inf\n'.encode()
-    assert asked == [("b",), ("c",)]
+    lines = SeriesLines(new)
+    text = _render(lines, [("ü",), ("b",), ("c",), ("ü",)], [1.5e7, -0.0, 12, math.inf])
+    assert text == 'ü 1.5e+07\nb -0.0\nc 12.0\nü +Inf\n'.encode()
+    assert asked == [("ü",), ("b",), ("c",)]
+    assert lines.kept == 3
 
 
-def test_a_row_is_labels_and_a_number():
+def test_prefixes_are_kept_by_key_wherever_the_series_moves():
+    asked = []
+
+    def new(labels):
+        asked.append(labels)
+        return f"{labels[0]}{len(asked)} "
+
+    lines = SeriesLines(new)
+    assert _render(lines, [("a",), ("b",), ("c",)], [1, 2, 3]) == b"a1 1.0\nb2 2.0\nc3 3.0\n"
+    # the same keys in new tuples, in place; then moved, one gone, one new; then shorter
+    assert _render(lines, [("a",), ("b",), ("c",)], [4, 5, 6]) == b"a1 4.0\nb2 5.0\nc3 6.0\n"
+    assert _render(lines, [("a",), ("c",), ("d",), ("b",)], [7, 8, 9, 0]) == (
+        b"a1 7.0\nc3 8.0\nd4 9.0\nb2 0.0\n")
+    assert _render(lines, [("a",), ("c",)], [1, 2]) == b"a1 1.0\nc3 2.0\n"
+    assert _render(lines, [("a",), ("c",), ("d",)], [1, 2, 3]) == b"a1 1.0\nc3 2.0\nd4 3.0\n"
+    assert _render(lines, [], []) == b""
+    assert _render(lines, [("d",), ("b",)], [1, 2]) == b"d4 1.0\nb2 2.0\n"
+    many = [(str(n),) for n in range(30)]
+    assert _render(lines, many, [1] * 30) == b"".join(b"%d%d 1.0\n" % (n, 5 + n) for n in range(30))
+    # some gone here and there (more than the walk looks ahead at one place), one moved
+    # back, one new: each series keeps its own prefix
+    later = many[:3] + many[15:20] + [("x",)] + many[21:] + [many[1], many[20]]
+    assert _render(lines, later, [2] * len(later)) == b"".join(
+        b"%s%d 2.0\n" % (key[0].encode(), 5 + int(key[0]) if key[0] != "x" else 35)
+        for key in later)
+    assert asked == [("a",), ("b",), ("c",), ("d",), *many, ("x",)]
+
+
+def test_prefixes_kept_are_bounded_by_the_latest_render():
+    lines = SeriesLines(lambda labels: f"{labels[0]} ")
+    _render(lines, [(str(n),) for n in range(1000)], [0.5] * 1000)
+    assert lines.kept == 1000
+    assert _render(lines, [("7",), ("x",)], [1, 2]) == b"7 1.0\nx 2.0\n"
+    assert lines.kept == 2
+
+
+def test_a_series_is_a_key_and_a_number():
     with pytest.raises(TypeError):
-        series_lines([(("a",), "1.0")], {("a",): "a "}, _unknown)
+        _render(SeriesLines(lambda labels: "a "), [("a",)], ["1.0"])
+    with pytest.raises(ValueError, match="2 keys for 1 values"):
+        _render(SeriesLines(lambda labels: "a "), [("a",), ("b",)], [1.0])
     with pytest.raises(AssertionError, match="no prefix asked for"):
-        series_lines([(("a",), 1.0)], {}, _unknown)
+        _render(SeriesLines(_unknown), [("a",)], [1.0])
+
+
+def test_a_failed_update_leaves_no_series_to_write():
+    lines = SeriesLines(lambda labels: f"{labels[0]} ")
+    assert exposition([b"# head\n", lines]) == b"# head\n"
+    assert _render(lines, [("a",)], [1.0]) == b"a 1.0\n"
+    with pytest.raises(TypeError):
+        lines.update([("a",), ("b",)], [2.0, "x"])
+    assert exposition([b"# head\n", lines, b"# end\n"]) == b"# head\n# end\n"
+    assert _render(lines, [("b",), ("a",)], [3, 4]) == b"b 3.0\na 4.0\n"
