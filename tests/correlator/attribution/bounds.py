@@ -10,7 +10,9 @@ by the wider, on each side, of two intervals:
   ``Var R = ((1 - R)**2 * S2_g + R**2 * (S2 - S2_g)) / S1**2``, ``S1`` the sum of the
   sampled frame lengths and ``S2`` of their squares (``_g``: the group's). With equal
   frames it is ``p * (1 - p) / n``, the Wald interval. With fewer than 30 samples its upper
-  end is also taken on the log scale: ``R * exp(z * sqrt(Var R) / R)``.
+  end is also taken on the log scale: ``R * exp(z * sqrt(Var R) / R)``;
+- with fewer than 10 samples, above: :func:`missed_class_bound` (never the wider for equal
+  frames, so :func:`share_bounds` leaves it out).
 
 Tests that pin this formula through :func:`share_bounds`:
 
@@ -60,3 +62,16 @@ def share_bounds(c: int, n: int, share: float, variance: float | None = None
     if c < 30 and share > 0:
         above = max(above, share * math.exp(half / share))
     return max(0.0, min(low * scale, share - half)), min(1.0, above)
+
+
+def missed_class_bound(group: list[float], others: list[float]) -> float:
+    """The byte share of the group of sampled frame lengths ``group`` among ``group +
+    others`` could be this high had its samples missed a class of large frames: a part
+    ``q`` of its packets, with ``(1 - q)**c = 0.05``, of the link's size-biased mean length
+    ``M``, and its part of the packets up to Wilson's upper root at z = 0.5."""
+    c, n = len(group), len(group) + len(others)
+    lengths = group + others
+    mean, link_mean = sum(group) / c, sum(lengths) / n
+    large = sum(x * x for x in lengths) / sum(lengths)
+    q = 1 - 0.05 ** (1 / c)
+    return wilson_roots(c, n, 0.5)[1] * (mean + q * max(0.0, large - mean)) / link_mean

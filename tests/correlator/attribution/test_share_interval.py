@@ -14,6 +14,7 @@ from correlator.attribution.estimate import share_of, shares, wilson
 from correlator.collect.rates import Rates
 from tests.correlator.attribution.bounds import (
     Z95,
+    missed_class_bound,
     ratio_variance,
     share_bounds,
     wilson_roots,
@@ -116,3 +117,33 @@ def test_other_pods_have_the_bounds_of_their_samples_together(fabric):
     assert (other.name, other.samples) == ("other", 15)
     assert (other.share_low, other.share_high) == pytest.approx(share_bounds(15, 45, 15 / 45),
                                                                 abs=CLOSE)
+
+
+def test_a_few_small_frames_beside_large_ones_reach_up_to_the_missed_class_bound():
+    """Three 100-byte samples among 27 of 1,000 bytes: had the group frames of 990 B (the
+    link's size-biased mean) for a part q = 1 - 0.05^(1/3) = 0.632 of its packets, its mean
+    would be 662 B, and its packet share up to 0.1308 (Wilson at z = 0.5): 0.0952 of the
+    bytes, where its estimate is 0.0110 and the other bounds reach 0.0358 (log scale)."""
+    group, others = [100.0] * 3, [1000.0] * 27
+    assert missed_class_bound(group, others) == pytest.approx(0.0951649, abs=1e-7)
+    small, large = shares({"small": (3, 300.0, 3.0, 3 * 100.0 ** 2),
+                           "large": (27, 27_000.0, 27.0, 27 * 1000.0 ** 2)})[::-1]
+    assert small.share == 300 / 27_300
+    assert small.share_high == pytest.approx(missed_class_bound(group, others), abs=CLOSE)
+    variance = ratio_variance(small.share, 3 * 100.0 ** 2, 27_300.0,
+                              3 * 100.0 ** 2 + 27 * 1000.0 ** 2)
+    others_high = share_bounds(3, 30, small.share, variance)[1]
+    assert others_high == pytest.approx(0.0357512, abs=1e-7)
+    assert small.share_low == pytest.approx(share_bounds(3, 30, small.share, variance)[0],
+                                            abs=CLOSE)
+    # ten samples are not few: the same mix, ten times over, has the other bounds only
+    small10 = shares({"small": (10, 1000.0, 10.0, 10 * 100.0 ** 2),
+                      "large": (90, 90_000.0, 90.0, 90 * 1000.0 ** 2)})[1]
+    variance10 = ratio_variance(small10.share, 10 * 100.0 ** 2, 91_000.0,
+                                10 * 100.0 ** 2 + 90 * 1000.0 ** 2)
+    assert (small10.share_low, small10.share_high) == pytest.approx(
+        share_bounds(10, 100, small10.share, variance10), abs=CLOSE)
+    assert large.share_high == pytest.approx(
+        share_bounds(27, 30, large.share, ratio_variance(
+            large.share, 27 * 1000.0 ** 2, 27_300.0, 3 * 100.0 ** 2 + 27 * 1000.0 ** 2))[1],
+        abs=CLOSE)
