@@ -4,9 +4,9 @@ The scenario's switches become gNMI targets (or SNMP agents) whose counters foll
 traffic model; the cluster side is written as a fact file; ``fabcorr run`` starts as a
 child process (or N shards behind ``fabcorr inlet``, with --shards N) and discovers the
 switches, streams their counters and receives the sFlow the model's agents send in real
-time. The demo follows the service through its API: one
-line per attributed interval, each scripted event of the scenario as it happens, each new
-hotspot with its culprits, victims and their confidence. When the scenario's traffic is
+time. The demo follows the service through its API: one line per attributed interval,
+each scripted event of the scenario as it happens, each new hotspot with its culprits,
+victims and their confidence. When the scenario's traffic is
 over it writes the topology exports and the ground truth and scores the service against
 it, then keeps the service up until Ctrl-C or ``--duration``.
 """
