@@ -4,7 +4,9 @@
   "received": ...}``, one per interval, then maybe a correction of it (the same ``start``,
   ``replaces``): the last of each ``start`` counts; it holds no hotspots;
 - ``fabcorr attribute -o json``: one document with ``attributions`` and ``hotspots``;
-- ``fabcorr hotspots -o json`` or ``/api/v1/hotspots``: a list of hotspots.
+- ``fabcorr hotspots -o json`` or ``/api/v1/hotspots``: a list of hotspots;
+- the logs of several shards (``fabcorr run --shard I/N``), each link direction in one of
+  them: their union per interval (:func:`union`) is one process's log.
 
 Only JSON is read here, no code of fabcorr's: the scorer must not lean on what it scores.
 """
@@ -42,6 +44,35 @@ def read_log(path: str | Path) -> tuple[list[Data], list[Data] | None]:
             raise ConfigError(str(path), f"line {number}",
                               f"not an attribution log line: {exc!r}") from exc
     return list(attributions.values()), None
+
+
+def union(logs: list[list[Data]]) -> list[Data]:
+    """The attributions of several shards' logs as one process's: per interval start, the
+    link directions of all, their unplaced samples summed, provisional if any was.
+
+    >>> one = [{"start": 0, "seconds": 5, "links": [{"port": "a"}], "unknown_ports": {"x:1": 2},
+    ...         "unattributed_samples": 1, "provisional": False, "replaces": False}]
+    >>> two = [{**one[0], "links": [{"port": "b"}], "unknown_ports": {"x:1": 1, "y:2": 1},
+    ...         "provisional": True}, {**one[0], "start": 5}]
+    >>> [(a["start"], [link["port"] for link in a["links"]], a["unknown_ports"],
+    ...   a["unattributed_samples"], a["provisional"]) for a in union([one, two])]
+    [(0, ['a', 'b'], {'x:1': 3, 'y:2': 1}, 2, True), (5, ['a'], {'x:1': 2}, 1, False)]
+    """
+    merged: dict[float, Data] = {}
+    for log in logs:
+        for attribution in log:
+            seen = merged.get(attribution["start"])
+            if seen is None:
+                merged[attribution["start"]] = {**attribution, "links": list(
+                    attribution["links"]), "unknown_ports": dict(attribution["unknown_ports"])}
+                continue
+            seen["links"] += attribution["links"]
+            for port, samples in attribution["unknown_ports"].items():
+                seen["unknown_ports"][port] = seen["unknown_ports"].get(port, 0) + samples
+            seen["unattributed_samples"] += attribution["unattributed_samples"]
+            seen["provisional"] = seen["provisional"] or attribution["provisional"]
+            seen["replaces"] = seen["replaces"] or attribution["replaces"]
+    return sorted(merged.values(), key=lambda a: a["start"])
 
 
 def read_hotspots(path: str | Path) -> list[Data]:

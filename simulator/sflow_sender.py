@@ -1,13 +1,18 @@
 """Datagrams sent to a collector at the moments a schedule gives, from a process of their
 own: a sender sharing an interpreter with busy emulated switches waits for the GIL and
-sends late, which moves datagrams into the next interval."""
+sends late, which moves datagrams into the next interval. Each datagram leaves from its
+agent's own address (the emulated switches' are on loopback), as a switch sends it: a
+collector or an inlet checking the source against the agent sees what a fabric shows."""
 
 from __future__ import annotations
 
+import contextlib
 import multiprocessing
 import socket
 import time
 from collections.abc import Callable, Sequence
+
+from simulator.sflow_wire import agent_of
 
 Schedule = Sequence[tuple[float, bytes]]
 """(when to send, Unix seconds; payload), in time order."""
@@ -33,8 +38,19 @@ def pace(schedule: Schedule, send: Callable[[bytes], object],
 
 def _send(schedule: Schedule, collector: tuple[str, int]) -> None:
     family = socket.AF_INET6 if ":" in collector[0] else socket.AF_INET
-    with socket.socket(family, socket.SOCK_DGRAM) as out:
-        late = pace(schedule, lambda payload: out.sendto(payload, collector))
+    with contextlib.ExitStack() as sockets:
+        agents: dict[str, socket.socket] = {}
+
+        def send(payload: bytes) -> None:
+            agent = agent_of(payload)
+            out = agents.get(agent)
+            if out is None:
+                out = agents[agent] = sockets.enter_context(
+                    socket.socket(family, socket.SOCK_DGRAM))
+                out.bind((agent, 0))
+            out.sendto(payload, collector)
+
+        late = pace(schedule, send)
     if late:
         print(f"sflow sender: {late} datagrams sent more than 1 s late", flush=True)
 

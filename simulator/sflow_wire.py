@@ -257,6 +257,18 @@ def datagram_header(agent: str, sub_agent: int, seq: int, uptime_ms: int, count:
         struct.pack("!4I", sub_agent, seq, uptime_ms & 0xFFFFFFFF, count)
 
 
+def agent_of(datagram: bytes) -> str:
+    """The agent address a datagram's header names (the inverse of
+    :func:`datagram_header`'s).
+
+    >>> agent_of(datagram_header("127.1.0.5", 0, 1, 5, 0)), agent_of(
+    ...     datagram_header("2001:db8::1", 0, 1, 5, 0))
+    ('127.1.0.5', '2001:db8::1')
+    """
+    size = 4 if struct.unpack_from("!I", datagram, 4)[0] == 1 else 16
+    return str(ipaddress.ip_address(datagram[8:8 + size]))
+
+
 def _source_id(source_type: int, index: int) -> int:
     if not 0 <= index < 1 << 24 or not 0 <= source_type < 256:
         raise ValueError(f"source {source_type}:{index} needs an expanded sample")

@@ -2,10 +2,11 @@
 
 The scenario's switches become gNMI targets (or SNMP agents) whose counters follow its
 traffic model; the cluster side is written as a fact file; ``fabcorr run`` starts as a
-child process and discovers the switches, streams their counters and receives the sFlow
-the model's agents send in real time. The demo follows the service through its API: one
-line per attributed interval, each scripted event of the scenario as it happens, each new
-hotspot with its culprits, victims and their confidence. When the scenario's traffic is
+child process (or N shards behind ``fabcorr inlet``, with --shards N) and discovers the
+switches, streams their counters and receives the sFlow the model's agents send in real
+time. The demo follows the service through its API: one line per attributed interval,
+each scripted event of the scenario as it happens, each new hotspot with its culprits,
+victims and their confidence. When the scenario's traffic is
 over it writes the topology exports and the ground truth and scores the service against
 it, then keeps the service up until Ctrl-C or ``--duration``.
 """
@@ -14,20 +15,13 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
-import signal
-import socket
-import subprocess
-import sys
 import time
-import urllib.error
-import urllib.request
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from correlator.attribution.hotspots import Thresholds
+from correlator.cli import demo_services
+from correlator.cli.demo_services import Services, get
 from correlator.cli.human import bit_rate, local_time, offset, plural
 from correlator.cli.status import ExitStatus
 from inventory.errors import ConfigError, SourceError
@@ -35,7 +29,6 @@ from inventory.facts import FactSet
 
 SCENARIOS = Path(__file__).parents[2] / "simulator" / "scenarios"
 """The scenarios shipped in the package (``fabcorr demo --list``)."""
-_PASSWORD_ENV = "FABCORR_DEMO_GNMI_PASSWORD"
 _LEADS_S = (8.0, 20.0, 45.0)
 """How far ahead of the traffic the demo sets up (the traffic played ahead, the service
 ready): the first that a machine meets; a busy one gets the next."""
@@ -59,7 +52,13 @@ def register(commands: argparse._SubParsersAction) -> None:
                         help="where the config, facts, snapshot, exports, attribution log "
                         "and ground truth go (default out/demo)")
     parser.add_argument("--listen", default="127.0.0.1:9460", metavar="HOST:PORT",
-                        help="metrics and API of the service (default 127.0.0.1:9460)")
+                        help="metrics and API of the service (default 127.0.0.1:9460); "
+                        "with --shards N, shard I's on PORT+I and the inlet's metrics on "
+                        "PORT+N")
+    parser.add_argument("--shards", type=int, default=0, metavar="N",
+                        help="run N shards (`fabcorr run --shard I/N`) behind one `fabcorr "
+                        "inlet`, which the switches send their sFlow to, and follow and "
+                        "score their merged view (default: one process)")
     parser.add_argument("--snmp", default=None, metavar="SWITCH,...",
                         help="switches emulated as SNMP agents instead of gNMI targets "
                         "(default none; the demo reads counters every second, which the "
@@ -96,6 +95,8 @@ def _demo(args: argparse.Namespace) -> ExitStatus:
     from simulator.traffic import TrafficModel
     from simulator.truth import TruthRecorder
 
+    if args.shards < 0:
+        raise ConfigError("--shards", "", f"must be >= 0, not {args.shards}")
     began = time.monotonic()
     scenario = load_scenario(scenario_file(args.scenario))
     out = Path(args.out)
@@ -103,7 +104,7 @@ def _demo(args: argparse.Namespace) -> ExitStatus:
     interval = scenario.interval_s
     snmp = [name for name in (args.snmp or "").split(",") if name]
     fabric: Any = None
-    service: subprocess.Popen | None = None
+    service: Services | None = None
     try:
         for lead in _LEADS_S:
             # traffic starts on an interval boundary once the service is up: the fact file
@@ -127,19 +128,17 @@ def _demo(args: argparse.Namespace) -> ExitStatus:
             _say("emulated switches (EOS profile): " + ", ".join(
                 f"{n} {'SNMP' if n in snmp else 'gNMI'} {t.address}"
                 for n, t in sorted(fabric.targets.items())))
-            sflow_port = _free_udp_port()
-            config = _config(fabric, out, args.listen, sflow_port, interval)
-            service = _start_service(config, out / "service.log")
-            url = f"http://{args.listen}"
-            ready = _wait_ready(url, service, out / "service.log")
-            summary = _get(url, "/api/v1/topology/summary")
-            _say(f"fabcorr run ready after {ready:.1f} s: {_counted(summary)}; metrics "
-                 f"{url}/metrics, API {url}/api/v1/, log {out / 'service.log'}")
+            service = demo_services.start(fabric, out, args.listen, interval, args.shards)
+            ready = service.wait_ready()
+            summary = get(service.urls[0], "/api/v1/topology/summary")
+            _say(f"{_running(args.shards)} ready after {ready:.1f} s: "
+                 f"{_counted(summary)}; {_where(service, out)}")
             if time.time() <= start:
                 break
-            _say(f"fabcorr run took {ready:.1f} s to get ready, past the traffic's start "
-                 f"({lead:g} s ahead): a busy machine; setting up again with more lead")
-            _stop_service(service)
+            _say(f"{_running(args.shards)} took {ready:.1f} s to get ready, past the "
+                 f"traffic's start ({lead:g} s ahead): a busy machine; setting up again with "
+                 "more lead")
+            service.stop()
             fabric.stop()
             service = fabric = None
         else:
@@ -148,13 +147,13 @@ def _demo(args: argparse.Namespace) -> ExitStatus:
         _say(f"traffic starts at {local_time(start)}; "
              "one line per attributed interval")
         _wait_until(start)
-        fabric.run_in_background(("127.0.0.1", sflow_port))
-        _follow(url, fabric, start, start + scenario.seconds, began,
+        fabric.run_in_background(service.sflow)
+        _follow(service, fabric, start, start + scenario.seconds, began,
                 events(scenario, model.facts))
         if fabric.error is not None:
             raise fabric.error
-        passed = _finish(out, url, model, truth.records, began)
-        _serve_on(args.duration, began, url)
+        passed = _finish(out, service, model, truth.records, began)
+        _serve_on(args.duration, began, service)
     except KeyboardInterrupt:
         _say("interrupted")
         passed = True
@@ -162,50 +161,22 @@ def _demo(args: argparse.Namespace) -> ExitStatus:
         if fabric is not None:
             fabric.stop()
         if service is not None:
-            _stop_service(service)
+            service.stop()
     return ExitStatus.OK if passed else ExitStatus.DIFFERS
 
 
-def _config(fabric: Any, out: Path, listen: str, sflow_port: int, interval: float) -> Path:
-    facts = out / "cluster-facts.yaml"
-    fabric.write_cluster_facts(facts)
-    log = out / "attribution.jsonl"
-    log.unlink(missing_ok=True)
-    config = {"switches": fabric.switch_config(_PASSWORD_ENV),
-              "service": {"listen": listen},
-              "topology": {"facts": [str(facts)], "discover_every_s": interval,
-                           "save": str(out / "topology.json")},
-              "telemetry": {"interval_s": 1.0},
-              # the emulated switches send from one socket on 127.0.0.1: a relay
-              "sflow": {"listen": f"127.0.0.1:{sflow_port}", "relays": ["127.0.0.1"]},
-              "attribution": {"interval_s": interval, "log": str(log)}}
-    path = out / "fabcorr.yaml"
-    path.write_text(yaml.safe_dump(config, sort_keys=False))
-    return path
+def _running(shards: int) -> str:
+    return f"{shards} shards (fabcorr run --shard I/{shards}) and fabcorr inlet" \
+        if shards else "fabcorr run"
 
 
-def _start_service(config: Path, log: Path) -> subprocess.Popen:
-    env = {**os.environ, _PASSWORD_ENV: "demo-only"}
-    with log.open("w") as stream:
-        return subprocess.Popen(
-            [sys.executable, "-c", "import sys; from correlator.cli.main import main; "
-             "sys.exit(main())", "run", "--config", str(config)],
-            stdout=subprocess.DEVNULL, stderr=stream, env=env)
-
-
-def _wait_ready(url: str, service: subprocess.Popen, log: Path, timeout: float = 60) -> float:
-    began = time.monotonic()
-    while time.monotonic() - began < timeout:
-        if service.poll() is not None:
-            raise SourceError(f"fabcorr run exited ({service.returncode}): "
-                              + log.read_text()[-2000:])
-        try:
-            if _get(url, "/api/v1/status").get("ready"):
-                return time.monotonic() - began
-        except OSError:  # not listening yet
-            pass
-        time.sleep(0.2)
-    raise SourceError(f"fabcorr run not ready after {timeout:g} s; see {log}")
+def _where(service: Services, out: Path) -> str:
+    if service.inlet is None:
+        url = service.urls[0]
+        return f"metrics {url}/metrics, API {url}/api/v1/, log {out / 'service.log'}"
+    return (f"APIs and metrics {', '.join(service.urls)} (fabcorr top --server "
+            f"{','.join(service.urls)}), inlet metrics {service.inlet}/metrics, logs "
+            f"{out}/shard-*/service.log, {out}/inlet.log")
 
 
 def events(scenario: Any, facts: FactSet) -> list[tuple[float, str]]:
@@ -245,7 +216,7 @@ def _owner(tenant: str, job: str) -> str:
 _CATCH_UP_S = 120.0
 
 
-def _follow(url: str, fabric: Any, start: float, end: float, began: float,
+def _follow(service: Services, fabric: Any, start: float, end: float, began: float,
             scripted: list[tuple[float, str]]) -> None:
     """One line per attributed interval until the service has published the one ending
     at ``end`` (a busy machine publishes after the traffic is over: at most
@@ -264,13 +235,13 @@ def _follow(url: str, fabric: Any, start: float, end: float, began: float,
         while scripted and time.time() >= start + scripted[0][0]:
             at, text = scripted.pop(0)
             _say(f"  {offset(at):>6}  EVENT {text}")
-        status = _get(url, "/api/v1/status")
+        status = service.status()
         interval = status.get("interval")
         if not interval or interval["start"] == seen_interval:
             continue
         seen_interval = interval["start"]
         reported_until = interval["start"] + interval["seconds"]
-        hotspots = [h for h in _get(url, "/api/v1/hotspots") if h["end"] is None]
+        hotspots = [h for h in service.hotspots() if h["end"] is None]
         down = sorted(n for n, h in status["collectors"].items() if not h["up"])
         _say(f"  {offset(round(interval['start'] + interval['seconds'] - start)):>6}  "
              f"{interval['samples']:6,} samples on {interval['link_directions']} link "
@@ -304,30 +275,31 @@ def _hotspot(hot: dict[str, Any], start: float, after: float) -> str:
     return "\n".join(lines)
 
 
-def _finish(out: Path, url: str, model: Any, records: list, began: float) -> bool:
+def _finish(out: Path, service: Services, model: Any, records: list, began: float) -> bool:
     """Exports, ground truth and the service's hotspots once the traffic is over; then
     the service scored against the truth: whether it met every target."""
     from correlator.cli.simulate import score_limits
-    from simulator.reported import read_log
+    from simulator.reported import read_log, union
     from simulator.score import score
     from simulator.truth import write_truth
     from topology.export import export_graph
     from topology.snapshot import load_snapshot
 
-    _wait_for_interval(url, model.start + model.scenario.seconds)
-    fabric = load_snapshot(out / "topology.json")
+    _wait_for_interval(service, model.start + model.scenario.seconds)
+    fabric = load_snapshot(service.topology)
     for fmt, file in EXPORTS.items():
         export_graph(fabric, fmt, out / file)
     write_truth(out / "truth.jsonl", records)
-    hotspots = _get(url, "/api/v1/hotspots")
+    hotspots = service.hotspots()
     (out / "hotspots.json").write_text(json.dumps(hotspots, indent=1) + "\n")
+    logs = [str(log.relative_to(out)) for log in service.logs]
     _say(f"traffic over after {time.monotonic() - began:.0f} s; wrote {out}/: topology.json, "
-         f"{', '.join(EXPORTS.values())}, attribution.jsonl, hotspots.json, truth.jsonl")
-    attributions, _ = read_log(out / "attribution.jsonl")
+         f"{', '.join(EXPORTS.values())}, {', '.join(logs)}, hotspots.json, truth.jsonl")
+    attributions = union([read_log(log)[0] for log in service.logs])
     report = score(records, attributions, hotspots, score_limits(Thresholds()))
     onset = report.onset_to_report_s
     _say(f"accuracy against the ground truth (fabcorr simulate score --truth {out}/truth.jsonl "
-         f"--log {out}/attribution.jsonl --hotspots {out}/hotspots.json):\n"
+         f"{' '.join(f'--log {out}/{log}' for log in logs)} --hotspots {out}/hotspots.json):\n"
          f"  tenant shares inside the 95 % bound: {report.within_fraction or 0:.1%} of "
          f"{report.link_intervals} link-intervals with >= {report.min_samples} samples; "
          f"tenant bytes inside theirs: {report.bytes_within_fraction or 0:.1%} of "
@@ -340,13 +312,13 @@ def _finish(out: Path, url: str, model: Any, records: list, began: float) -> boo
     return report.passed
 
 
-def _wait_for_interval(url: str, end: float, timeout_s: float = 120.0) -> None:
+def _wait_for_interval(service: Services, end: float, timeout_s: float = 120.0) -> None:
     """Until the service has published the interval that ends at ``end`` (it waits for
     the counter readings past it first) and judged hotspots up to it (once it is
     corrected, if it was provisional); a slow machine only takes longer."""
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:
-        status = _get(url, "/api/v1/status")
+        status = service.status()
         interval = status.get("interval")
         if interval and interval["start"] + interval["seconds"] >= end - 1e-3 \
                 and status["hotspots"]["judged_until"] >= end - 1e-3:
@@ -356,34 +328,18 @@ def _wait_for_interval(url: str, end: float, timeout_s: float = 120.0) -> None:
                       f"{timeout_s:g} s")
 
 
-def _serve_on(duration: float | None, began: float, url: str) -> None:
+def _serve_on(duration: float | None, began: float, service: Services) -> None:
     if duration is None:
         return
+    serving = ", ".join(f"{url}/metrics and {url}/api/v1/" for url in service.urls)
     if duration == 0:
-        _say(f"serving {url}/metrics and {url}/api/v1/ until Ctrl-C")
+        _say(f"serving {serving} until Ctrl-C")
         while True:
             time.sleep(3600)
     left = duration - (time.monotonic() - began)
     if left > 0:
-        _say(f"serving {url}/metrics and {url}/api/v1/ for {left:.0f} s more")
+        _say(f"serving {serving} for {left:.0f} s more")
         time.sleep(left)
-
-
-def _stop_service(service: subprocess.Popen) -> None:
-    if service.poll() is None:
-        service.send_signal(signal.SIGTERM)
-        try:
-            service.wait(30)
-        except subprocess.TimeoutExpired:
-            service.kill()
-
-
-def _get(url: str, path: str) -> Any:
-    try:
-        with urllib.request.urlopen(url + path, timeout=10) as response:
-            return json.loads(response.read())
-    except urllib.error.HTTPError as exc:
-        return json.loads(exc.read())
 
 
 def _counted(summary: dict[str, Any]) -> str:
@@ -399,12 +355,6 @@ def _plain(name: str) -> str:
 
 def _wait_until(moment: float) -> None:
     time.sleep(max(0.0, moment - time.time()))
-
-
-def _free_udp_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
 
 
 def _say(text: str) -> None:

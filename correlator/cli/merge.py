@@ -7,7 +7,8 @@ as one process lists them); the fabric-wide ``top`` sums each sender's bytes/s p
 over the shards (each asked for every sender, then ranked and cut here); a link's two
 directions (``who``, ``top --link``) come from whichever shard sampled them, the port's
 own end first, as :func:`~correlator.attribution.hotspots.traffic_of` picks; the topology
-is the same on every shard, so any one answers it. A cross-shard hotspot's ``throttled``
+is the same on every shard, so any one answers it. A status (``fabcorr demo --shards``)
+sums the shards' intervals of one start. A cross-shard hotspot's ``throttled``
 stays empty: the single process takes it from the reverse direction in the hotspot's
 best-sampled interval, which the other shard's API does not keep (its last interval's is
 another one).
@@ -65,6 +66,24 @@ def top_link(tops: Sequence[dict[str, Any]], whos: Sequence[dict[str, Any]]
         if index is not None:
             rows += [row for row in tops[index]["rows"] if row["direction"] == key]
     return {**tops[0], **_when(whos), "rows": rows}
+
+
+def status(answers: Sequence[dict[str, Any]],
+           intervals: Sequence[dict[str, Any]] | None) -> dict[str, Any]:
+    """The shards' ``/api/v1/status`` as one: ready when all are; ``intervals`` (each
+    shard's of the same start, None: none all closed) summed (samples, link directions);
+    ports with rates summed; every shard's collectors; hotspots counted, judged up to
+    where all are."""
+    interval = None if intervals is None else {
+        "start": intervals[0]["start"], "seconds": intervals[0]["seconds"],
+        **{key: sum(i[key] for i in intervals) for key in ("samples", "link_directions")}}
+    return {"ready": all(answer["ready"] for answer in answers), "interval": interval,
+            "ports_with_rates": sum(answer["ports_with_rates"] for answer in answers),
+            "hotspots": {key: sum(answer["hotspots"][key] for answer in answers)
+                         for key in ("active", "ended")} | {"judged_until": min(
+                             answer["hotspots"]["judged_until"] for answer in answers)},
+            "collectors": {name: health for answer in answers
+                           for name, health in answer["collectors"].items()}}
 
 
 def _direction(key: str, found: Sequence[dict[str, Any] | None]) -> dict[str, Any] | None:

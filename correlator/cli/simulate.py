@@ -7,12 +7,14 @@ at least ``--min-samples`` samples) where every tenant's true share lies in fabc
 95 % interval, the mean share error, hotspot precision and recall against the hotspots
 the same thresholds find in the true signals, the top culprit tenant against the true
 top sender, and the time from onset to report. ``LOG`` is the service's attribution log
-or ``fabcorr attribute -o json``; hotspots come from ``--hotspots`` (``fabcorr hotspots
--o json``, ``/api/v1/hotspots``), else from ``LOG``, else are recomputed from the log's
-utilization (:func:`recompute_hotspots`). The fraction of (link-interval, tenant) pairs
-whose true bytes lie in fabcorr's bytes interval is shown beside the shares. Exit 0 when
-the targets are met (>= 95 % within, precision, recall and culprit accuracy 100 %), 1 when
-not, 2 on unreadable or misaligned input.
+or ``fabcorr attribute -o json``; ``--log`` once per shard (``fabcorr run --shard``) scores
+their union per interval (:func:`simulator.reported.union`); hotspots come from
+``--hotspots`` (``fabcorr hotspots -o json``, ``/api/v1/hotspots``), else from ``LOG``,
+else are recomputed from the log's utilization (:func:`recompute_hotspots`). The
+fraction of (link-interval, tenant) pairs whose true bytes lie in fabcorr's bytes
+interval is shown beside the shares. Exit 0 when the targets are met (>= 95 % within,
+precision, recall and culprit accuracy 100 %), 1 when not, 2 on unreadable or misaligned
+input.
 """
 
 from __future__ import annotations
@@ -45,7 +47,7 @@ from simulator.generator import FabricSpec, generate_facts
 from simulator.kube_objects import cluster_objects, write_kubectl_dump
 from simulator.ladder import LADDER, ladder_spec, synthetic_jobs
 from simulator.pcap import write_pcap
-from simulator.reported import read_hotspots, read_log
+from simulator.reported import read_hotspots, read_log, union
 from simulator.score import Limits, Report, ScoreError
 from simulator.score import score as score_run
 from simulator.sflow_run import capture as sflow_capture
@@ -111,9 +113,10 @@ def _register_score(sub: argparse._SubParsersAction) -> None:
         "culprit accuracy are 100 %, 1 otherwise, 2 on unreadable or misaligned input.")
     score.add_argument("--truth", required=True, metavar="FILE",
                        help="ground truth, JSON lines (simulator.truth)")
-    score.add_argument("--log", required=True, metavar="FILE",
+    score.add_argument("--log", required=True, action="append", metavar="FILE",
                        help="fabcorr's attribution log (JSON lines of `fabcorr run`) or the "
-                       "output of `fabcorr attribute -o json`")
+                       "output of `fabcorr attribute -o json`; once per shard of a sharded "
+                       "run (`fabcorr run --shard`): their union per interval is scored")
     score.add_argument("--hotspots", metavar="FILE",
                        help="the hotspots fabcorr reported (`fabcorr hotspots -o json`, "
                        "/api/v1/hotspots); default: those of --log, else recomputed from "
@@ -142,7 +145,10 @@ def _score(args: argparse.Namespace) -> ExitStatus:
     limits = Thresholds(args.utilization, args.pfc_per_s, args.ecn_per_s,
                         args.discards_per_s, args.intervals).validate()
     truth = read_truth(args.truth)
-    attributions, hotspots = read_log(args.log)
+    logs = [read_log(path) for path in args.log]
+    attributions = union([found for found, _ in logs]) if len(logs) > 1 else logs[0][0]
+    given = [found for _, found in logs if found is not None]
+    hotspots = [h for found in given for h in found] if given else None
     if args.hotspots:
         hotspots = read_hotspots(args.hotspots)
     source = "reported" if hotspots is not None else "recomputed from the log's utilization"
@@ -152,7 +158,7 @@ def _score(args: argparse.Namespace) -> ExitStatus:
         report = score_run(truth, attributions, hotspots, score_limits(limits),
                            args.min_samples)
     except ScoreError as exc:
-        raise ConfigError(args.log, "", str(exc)) from None
+        raise ConfigError(",".join(args.log), "", str(exc)) from None
     emit(report, lambda r, _: _score_blocks(r, source), args.output, sys.stdout)
     return ExitStatus.OK if report.passed else ExitStatus.DIFFERS
 

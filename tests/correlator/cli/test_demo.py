@@ -1,15 +1,19 @@
 """``fabcorr demo`` end to end (real time, about a minute each, one after the other): the
 service against the emulated fabric, scored against the ground truth. The demo runs as
-``make demo`` runs it (two of the leaves over SNMP), on a port of its own."""
+``make demo`` runs it (two of the leaves over SNMP), on a port of its own; then both over
+three shards behind an inlet (``--shards 3``)."""
 
+import json
 import re
 import subprocess
 import sys
+from collections import Counter
 from pathlib import Path
 
 import pytest
 
 from correlator.cli.demo import events, shipped
+from correlator.shards import owner
 from simulator.generator import generate_facts
 from simulator.scenario import load_scenario
 from tests.correlator.service.running import free_port
@@ -115,7 +119,13 @@ def test_the_demo_announces_the_noisy_job_and_the_ip_handover_as_they_happen(run
 
 
 def test_a_switch_that_stops_answering_is_reported_down_and_the_rest_stays_accurate(runs):
-    code, out, _ = runs["failures"]
+    _switch_down_reported(runs["failures"])
+
+
+def _switch_down_reported(run: tuple[int, str, Path]) -> None:
+    """The failures scenario's events announced, spine02 not answering from +40 s on, and
+    the rest accurate."""
+    code, out, _ = run
     assert code == 0, out
     _announced(out, [(20, "link down: the cable at leaf01:Ethernet9 carries nothing"),
                      (40, "switch down: spine02 stops answering management and telemetry "
@@ -157,3 +167,51 @@ def test_a_machine_too_busy_for_the_lead_sets_up_again_then_gives_up(tmp_path):
     assert done.stderr.strip().splitlines() == [
         "fabcorr: fabcorr run was not ready -60 s after setting up, when the traffic was to "
         "start: too slow a machine"]
+
+
+@pytest.fixture(scope="module")
+def sharded(tmp_path_factory):
+    """The demo and the failures over three shards behind an inlet."""
+    found = {}
+    for name, options in (("demo", MAKE_DEMO), ("failures", ("--scenario", "failures"))):
+        out = tmp_path_factory.mktemp(f"{name}-shards")
+        found[name] = (*run_demo(out, *options, "--shards", "3"), out)
+    return found
+
+
+def test_the_demo_over_three_shards_behind_an_inlet_scores_their_union_and_passes(sharded):
+    """The switches send to the inlet, which forwards each datagram to its switch's shard;
+    the demo follows the shards' merged answers and scores the union of their logs, which
+    `fabcorr simulate score` with a --log per shard scores alike; no link direction of an
+    interval is in two shards' logs."""
+    code, out, folder = sharded["demo"]
+    assert code == 0, out
+    assert "3 shards (fabcorr run --shard I/3) and fabcorr inlet ready after " in out
+    assert re.search(r"  HOTSPOT leaf01:Ethernet9 out: .* since \+(0|5) s ", out), out
+    assert re.search(r"culprits:  team-c \d+% \(\d+%-\d+%, \d+ samples\); "
+                     r"jobs team-c/sweep", out)
+    assert "hotspots: 2 true, 2 reported, precision 100%, recall 100%, culprit right 100%" \
+        in out
+    logs = [folder / f"shard-{index}" / "attribution.jsonl" for index in range(3)]
+    assert " ".join(f"--log {log}" for log in logs) in out
+    assert out.rstrip().endswith("verdict: pass")
+    seen: Counter = Counter()
+    for log in logs:
+        for line in log.read_text().splitlines():
+            record = json.loads(line)["attribution"]
+            if not record["replaces"]:
+                seen.update((record["start"], link["port"], link["direction"])
+                            for link in record["links"] if link["samples"])
+    assert seen and max(seen.values()) == 1
+    assert {owner(port.removeprefix("port:").partition("/")[0], 3)
+            for _, port, _ in seen} == {0, 1, 2}
+    score = subprocess.run(
+        [sys.executable, "-c", "import sys; from correlator.cli.main import main; "
+         "sys.exit(main())", "simulate", "score", "--truth", str(folder / "truth.jsonl"),
+         *(f"--log={log}" for log in logs), "--hotspots", str(folder / "hotspots.json")],
+        capture_output=True, text=True, timeout=DEADLINE_S)
+    assert score.returncode == 0, score.stdout + score.stderr
+
+
+def test_a_switch_down_over_three_shards_is_reported_by_its_shard(sharded):
+    _switch_down_reported(sharded["failures"])

@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from correlator.cli import merge, servers
@@ -86,3 +88,44 @@ def test_a_name_stands_for_each_of_its_addresses():
 def test_a_name_that_does_not_resolve_is_unreachable():
     with pytest.raises(SourceUnreachable, match=r"cannot resolve no-such-host\.invalid"):
         servers.addresses("no-such-host.invalid", 80)
+
+
+def _status(start: float | None, samples: int = 0, judged: float = 0.0,
+            collectors: dict | None = None) -> dict:
+    interval = None if start is None else {"start": start, "seconds": 5.0, "samples": samples,
+                                           "link_directions": samples // 10}
+    return {"ready": True, "interval": interval, "ports_with_rates": 4,
+            "hotspots": {"active": 1, "ended": 2, "judged_until": judged},
+            "collectors": collectors or {}}
+
+
+def test_a_status_sums_the_shards_intervals_of_one_start():
+    answers = [_status(10.0, 100, 5.0, {"leaf01": {"up": True}}),
+               _status(15.0, 30, 10.0, {"spine01": {"up": False}})]
+    assert merge.status(answers, [answers[0]["interval"], _status(10.0, 50)["interval"]]) == {
+        "ready": True, "ports_with_rates": 8,
+        "interval": {"start": 10.0, "seconds": 5.0, "samples": 150, "link_directions": 15},
+        "hotspots": {"active": 2, "ended": 4, "judged_until": 5.0},
+        "collectors": {"leaf01": {"up": True}, "spine01": {"up": False}}}
+    assert merge.status(answers, None)["interval"] is None
+
+
+def test_the_demo_follows_the_latest_interval_every_shard_was_seen_to_close(monkeypatch):
+    """The shards close an interval at moments of their own: asked while shard 0 is one
+    behind, the merged status is of the last interval both were seen at."""
+    from correlator.cli import demo_services
+
+    asked = iter([[_status(None), _status(10.0, 20)],  # shard 0 not ready yet
+                  [_status(10.0, 100), _status(15.0, 30)],
+                  [_status(15.0, 60), _status(20.0, 40)],
+                  [_status(20.0, 70), _status(20.0, 40)]])
+    pending: list[dict] = []
+    monkeypatch.setattr(demo_services, "get", lambda url, _: pending.pop(0))
+    services = demo_services.Services([], ["http://a", "http://b"], [], ("", 0),
+                                      Path("topology.json"), None)
+    found = []
+    for answers in asked:
+        pending[:] = answers
+        interval = services.status()["interval"]
+        found.append(interval and (interval["start"], interval["samples"]))
+    assert found == [None, (10.0, 120), (15.0, 90), (20.0, 110)]

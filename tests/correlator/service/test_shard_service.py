@@ -3,11 +3,12 @@
 All four run on the example fabric's snapshot with 2 s intervals, without telemetry, so
 each link direction's bytes are its samples' estimate, which only the datagrams decide.
 Every interval the test sends the same second of the example's sFlow (its flows, and one
-on every other switch, so every shard has some): all of it to the single process, and to
-each shard the datagrams of its switches (split by the shard hash of the agent's switch,
-as an inlet splits them). Datagrams go into the interval of their kernel arrival time, so
-an interval whose burst was sent wholly inside it holds the same datagrams everywhere,
-however busy the machine: for those intervals the union of the shards' attributions
+on every other switch, so every shard has some), each datagram from its switch's own
+address, to the single process and to a real ``fabcorr inlet``, which forwards each to
+the shard owning its switch. Datagrams go into the interval of their kernel arrival time,
+so an interval whose burst was sent, and passed on by the inlet (its counts say when),
+wholly inside it holds the same datagrams everywhere, however busy the machine: for those
+intervals the union of the shards' attributions
 (their logs) is the single process's, exactly, and no direction is in two shards' logs.
 A real Prometheus (Debian's) scrapes the four; summed over the shards, the tenants'
 fabric bytes are the single process's, and no link series comes from two shards.
@@ -59,6 +60,73 @@ INTERVAL_S = 2.0
 BURST_AT = 0.3  # seconds into an interval
 INTERVALS = 6  # bursts at least; more until Prometheus has the sums
 ALONE, SHARDED = 'shard=""', 'shard!=""'  # the single process's series, the shards'
+
+
+class Inlet:
+    """``fabcorr inlet`` in front of ``shards``, knowing the switches of the example's
+    snapshot from ``config`` (a shard's), its metrics on a free port."""
+
+    def __init__(self, folder: Path, config: Path, shards: list[Process]) -> None:
+        self.sflow_port, self.http_port = free_port(socket.SOCK_DGRAM), free_port()
+        self.stderr = (folder / "inlet.log").open("w")
+        self.process = subprocess.Popen(
+            [sys.executable, "-c", "import sys; from correlator.cli.main import main; "
+             "sys.exit(main())", "inlet", "--config", str(config),
+             "--listen", f"127.0.0.1:{self.sflow_port}", "--http",
+             f"127.0.0.1:{self.http_port}",
+             *(f"--shard-address=127.0.0.1:{shard.sflow_port}" for shard in shards)],
+            cwd=ROOT, stderr=self.stderr, stdout=subprocess.DEVNULL,
+            env={**os.environ, "PYTHONPATH": str(ROOT)})
+
+    def ready(self) -> bool:
+        if self.process.poll() is not None:
+            raise AssertionError("fabcorr inlet exited: " + Path(self.stderr.name).read_text())
+        with contextlib.suppress(ConnectionRefusedError):
+            return fetch_url(f"http://127.0.0.1:{self.http_port}/readyz", timeout=5)[0] == 200
+        return False
+
+    def counts(self, name: str) -> dict[tuple[str, str], float]:
+        """The samples of metric ``name`` (the inlet's): (shard, reason) -> value."""
+        text = fetch_url(f"http://127.0.0.1:{self.http_port}/metrics", timeout=30)[1].decode()
+        return {(labels.get("shard", ""), labels.get("reason", "")): float(value)
+                for labels, value in ((dict(re.findall(r'(\w+)="([^"]*)"', line)),
+                                       line.rpartition(" ")[2])
+                                      for line in text.splitlines()
+                                      if line.startswith(name + "{"))}
+
+    def handled(self) -> float:
+        """Datagrams forwarded or dropped since the start: each one received, once."""
+        return sum(self.counts("fabcorr_inlet_forwarded_datagrams_total").values()) + \
+            sum(self.counts("fabcorr_inlet_dropped_datagrams_total").values())
+
+    def close(self) -> None:
+        if self.process.poll() is None:
+            self.process.kill()
+            self.process.wait()
+        self.stderr.close()
+
+
+class Switches:
+    """The example's switches sending sFlow, each from its own (loopback) address, as the
+    inlet checks: every datagram to the single process and to the inlet."""
+
+    def __init__(self, alone: Process, inlet: Inlet) -> None:
+        self.targets = [("127.0.0.1", alone.sflow_port), ("127.0.0.1", inlet.sflow_port)]
+        self.sent = 0  # to the inlet
+        self._sockets: dict[str, socket.socket] = {}
+
+    def send(self, data: bytes, agent: str) -> None:
+        out = self._sockets.get(agent)
+        if out is None:
+            out = self._sockets[agent] = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+            out.bind((agent, 0))
+        for target in self.targets:
+            out.sendto(data, target)
+        self.sent += 1
+
+    def close(self) -> None:
+        for out in self._sockets.values():
+            out.close()
 
 
 class Process:
@@ -129,9 +197,9 @@ def _wait(condition, timeout: float, what: str) -> None:
         time.sleep(0.1)
 
 
-def _burst() -> list[tuple[bytes, str]]:
+def _burst() -> list[tuple[bytes, str, str]]:
     """One second of the example's sFlow (no counter samples), with a flow on every
-    switch: (datagram, switch)."""
+    switch: (datagram, switch, its agent address)."""
     facts = read_facts([EXAMPLE / "facts.yaml"])
     spec = load_capture_spec(EXAMPLE / "flows.yaml")
     first = spec.flows[0]
@@ -141,7 +209,7 @@ def _burst() -> list[tuple[bytes, str]]:
     switch_of = {s.mgmt_address: s.name for s in facts.switches}
     run = capture(facts, [*spec.flows, *extra], 1, spec.sampling_rate, time.time(),
                   spec.seed, counter_every_s=10**6)
-    return [(data, switch_of[agent]) for _, data, agent in run.datagrams]
+    return [(data, switch_of[agent], agent) for _, data, agent in run.datagrams]
 
 
 SHARD_HOSTS = tuple(f"127.0.0.{i + 2}" for i in range(SHARDS))
@@ -154,9 +222,11 @@ def _shard_name(index: int) -> str:
 
 @pytest.fixture(scope="module")
 def processes(tmp_path_factory):
-    """The single process, and the shards (a test may replace one: closed all the same)."""
+    """The single process, the shards (a test may replace one: closed all the same), the
+    inlet in front of them, and the switches sending to the inlet and the single process."""
     started: list[Process] = []
     shards: list[Process] = []
+    inlet = switches = None
     try:
         started.append(Process(tmp_path_factory.mktemp("alone"), None))
         port = free_port()
@@ -165,27 +235,32 @@ def processes(tmp_path_factory):
             shards.append(Process(folder, _shard_name(index), host,
                                   (port, free_port(socket.SOCK_DGRAM))))
         started += shards
+        inlet = Inlet(started[0].folder, shards[0].folder / "fabcorr.yaml", shards)
         for process in started:
             _wait(process.ready, 120, f"{process.shard or 'alone'} ready")
-        yield started[0], shards
+        _wait(inlet.ready, 120, "the inlet ready")
+        switches = Switches(started[0], inlet)
+        yield started[0], shards, inlet, switches
     finally:
-        for process in (*started, *shards):
+        for process in (*started, *shards, *([inlet] if inlet else [])):
             process.close()
+        if switches is not None:
+            switches.close()
 
 
-def _send(sender: socket.socket, burst: list[tuple[bytes, str]], alone: Process,
-          shards: list[Process]) -> tuple[float, float, float] | None:
-    """Send ``burst`` at the next interval's BURST_AT, all of it to ``alone`` and to each
-    shard its switches' share: the start of the interval it went into wholly and when it
-    was sent (first and last datagram), else None."""
+def _send(switches: Switches, burst: list[tuple[bytes, str, str]], inlet: Inlet
+          ) -> tuple[float, float, float] | None:
+    """Send ``burst`` at the next interval's BURST_AT (to the single process and the
+    inlet): the start of the interval it went into wholly, the inlet having passed all of
+    it on, and when it was sent (first datagram) and passed on (last), else None."""
     now = time.time()
     start = math.floor(now / INTERVAL_S) * INTERVAL_S
     time.sleep(max(0.0, start + BURST_AT - now) if now < start + BURST_AT
                else start + INTERVAL_S + BURST_AT - now)
     began = time.time()
-    for data, switch in burst:
-        sender.sendto(data, ("127.0.0.1", alone.sflow_port))
-        sender.sendto(data, ("127.0.0.1", shards[owner(switch, SHARDS)].sflow_port))
+    for data, _, agent in burst:
+        switches.send(data, agent)
+    _wait(lambda: inlet.handled() >= switches.sent, 60, "the burst passed on by the inlet")
     ended = time.time()
     if math.floor(began / INTERVAL_S) == math.floor(ended / INTERVAL_S):
         return math.floor(began / INTERVAL_S) * INTERVAL_S, began, ended
@@ -203,23 +278,23 @@ def _same(a: dict[str, float], b: dict[str, float]) -> bool:
 
 
 def test_three_shards_answer_as_one_process(processes):
-    alone, shards = processes
+    alone, shards, inlet, switches = processes
     burst = _burst()
-    shares = Counter(owner(switch, SHARDS) for _, switch in burst)
+    shares = Counter(owner(switch, SHARDS) for _, switch, _ in burst)
     assert sorted(shares) == [0, 1, 2]  # every shard has datagrams
     clean: list[float] = []  # interval starts whose burst was sent wholly inside them
     agreed: dict[str, float] = {}
     with prometheus.running([p.target for p in (alone, *shards)]) as server, \
             socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as sender:
         # a datagram of another shard's switch: not believed
-        stray = next(data for data, switch in burst if owner(switch, SHARDS) != 0)
+        stray = next(data for data, switch, _ in burst if owner(switch, SHARDS) != 0)
         sender.sendto(stray, ("127.0.0.1", shards[0].sflow_port))
         deadline = time.monotonic() + 120
         while len(clean) < INTERVALS or not agreed:
             assert time.monotonic() < deadline, (
                 f"{len(clean)} clean intervals; Prometheus: alone "
                 f"{_tenant_sums(server, ALONE)}, shards {_tenant_sums(server, SHARDED)}")
-            sent = _send(sender, burst, alone, shards)
+            sent = _send(switches, burst, inlet)
             if sent is not None:
                 clean.append(sent[0])
             if len(clean) >= 2 and not agreed:  # steady: the last intervals are alike
@@ -258,18 +333,17 @@ class Bursts:
     """Sends a burst every interval from a thread (:func:`_send`) while the test asks;
     ``sent`` holds (interval start, first, last datagram's time) of the clean ones."""
 
-    def __init__(self, alone: Process, shards: list[Process]) -> None:
+    def __init__(self, switches: Switches, inlet: Inlet) -> None:
         self.sent: list[tuple[float, float, float]] = []
         self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._run, args=(alone, shards), daemon=True)
+        self._thread = threading.Thread(target=self._run, args=(switches, inlet), daemon=True)
 
-    def _run(self, alone: Process, shards: list[Process]) -> None:
+    def _run(self, switches: Switches, inlet: Inlet) -> None:
         burst = _burst()
-        with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as sender:
-            while not self._stop.is_set():
-                sent = _send(sender, burst, alone, shards)
-                if sent is not None:
-                    self.sent.append(sent)
+        while not self._stop.is_set():
+            sent = _send(switches, burst, inlet)
+            if sent is not None:
+                self.sent.append(sent)
 
     def __enter__(self) -> Bursts:
         self._thread.start()
@@ -310,11 +384,11 @@ def test_the_merged_cli_answers_as_the_single_process(processes, capsys, monkeyp
     """``--server`` with the shards (a headless Service name, through an injected
     resolver, or a comma-separated list) answers what ``--server`` of the single process
     does, byte for byte, when all four answer about the same clean interval."""
-    alone, shards = processes
+    alone, shards, inlet, switches = processes
     monkeypatch.setattr(servers, "addresses", _resolver)
     name = f"http://{SHARDS_NAME}:{shards[0].http_port}"
     listed = ",".join(shard.url for shard in shards)
-    with Bursts(alone, shards) as bursts:
+    with Bursts(switches, inlet) as bursts:
         deadline = time.monotonic() + 180
         while True:
             assert time.monotonic() < deadline, f"no steady interval: {bursts.sent}"
@@ -337,17 +411,19 @@ def test_the_merged_cli_answers_as_the_single_process(processes, capsys, monkeyp
 def test_a_shard_killed_and_restarted_misses_only_its_switches(processes, capsys,
                                                               tmp_path):
     """SIGKILL shard 1, then a new ``fabcorr run --shard 1/3`` on the same ports: while it
-    is down the CLI answers from the others, names it and exits 3; in every clean interval
+    is down the CLI answers from the others, names it and exits 3, and the inlet counts
+    sends to it the kernel refused (and no other shard's); in every clean interval
     the directions of the other shards' switches are the single process's, and shard 1's
     are the single process's when it was up and missing while it was down."""
-    alone, shards = processes
+    alone, shards, inlet, switches = processes
     fabric = load_snapshot(SNAPSHOT)
     killed = 1
     mine = {p for p in fabric.nodes_of(NodeKind.PORT)
             if owner(fabric.attrs(p)["switch"], SHARDS) == killed}
     listed = ",".join(shard.url for shard in shards)
     victim = shards[killed]
-    with Bursts(alone, shards) as bursts:
+    refused = inlet.counts("fabcorr_inlet_dropped_datagrams_total")
+    with Bursts(switches, inlet) as bursts:
         _wait(lambda: bursts.clean() & set(victim.logged()), 60,
               "a clean burst logged by the shard before the kill")
         victim.process.send_signal(signal.SIGKILL)
@@ -370,6 +446,12 @@ def test_a_shard_killed_and_restarted_misses_only_its_switches(processes, capsys
         _wait(lambda: sum(began > up for _, began, _ in bursts.sent) >= 2, 60,
               "two clean bursts after the restart")
         sent = list(bursts.sent)
+    # the inlet sends to the shards from connected sockets: the kernel refuses a send to
+    # the killed shard's closed port (at most one datagram counted per batch)
+    refusals = {shard: value - refused[shard, reason] for (shard, reason), value in
+                inlet.counts("fabcorr_inlet_dropped_datagrams_total").items()
+                if reason == "send-error"}
+    assert refusals["1"] > 0 and refusals["0"] == refusals["2"] == 0, refusals
     last = max(start for start, _, _ in sent)
     _wait(lambda: all(max(p.logged(), default=0) >= last for p in (alone, *shards)), 120,
           "the last interval logged everywhere")
