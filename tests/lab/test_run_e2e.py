@@ -196,7 +196,7 @@ class FabcorrRun:
         config.write_text(yaml.safe_dump({
             "defaults": {"snmp": {"version": "2c",
                                   "community": {"env": "FABCORR_LAB_COMMUNITY"},
-                                  "timeout_s": 2.0}},
+                                  "timeout_s": 5.0, "retries": 2}},
             "switches": [{"name": s, "address": self.lab.mgmt[s], "protocols": ["snmp"]}
                          for s in self.lab.switches],
             "service": {"listen": f"127.0.0.1:{self.http_port}"},
@@ -211,7 +211,8 @@ class FabcorrRun:
                 cwd=ROOT, stdout=subprocess.DEVNULL, stderr=stderr,
                 env={**os.environ, "FABCORR_LAB_COMMUNITY": SNMP_COMMUNITY,
                      "PYTHONPATH": str(ROOT)})
-        # ready once discovered over SNMP: a loaded machine's snmpd may take a minute
+        # ready once discovered over SNMP: a loaded machine's snmpd may take a minute, and
+        # a switch whose discovery timed out would be missing (polls have their own bound)
         self.wait_for(lambda: self.get("/readyz")[0] == 200, 180, "ready")
 
     @property
