@@ -6,8 +6,9 @@ the ``sonic`` profile also serves ``COUNTERS_DB`` (prefix target) with SAI names
 Capabilities and Subscribe (STREAM with SAMPLE or ON_CHANGE, ONCE, POLL) are served.
 Fault knobs: ``stall`` (accept, never answer), ``garbage`` (malformed JSON values),
 ``username``/``password`` (wrong credentials get UNAUTHENTICATED) and ``subscribe_only``
-(Get is UNIMPLEMENTED, as on Cumulus 5.16). A sample is one notification per concrete
-path, or one in all with ``pack``.
+(Get is UNIMPLEMENTED, as on Cumulus 5.16) and ``echo_s`` (each streamed sample is
+followed at once by another stamped that much later, as from a target catching up on a
+late tick). A sample is one notification per concrete path, or one in all with ``pack``.
 """
 
 from __future__ import annotations
@@ -98,7 +99,7 @@ class GnmiTarget(EmulatedSwitch):
                  port: int = 0, cert_pem: bytes | None = None, key_pem: bytes | None = None,
                  username: str = "", password: str = "", stall: bool = False,
                  garbage: bool = False, subscribe_only: bool = False,
-                 pack: bool = False) -> None:
+                 pack: bool = False, echo_s: float = 0.0) -> None:
         if profile not in PROFILES:
             raise ValueError(f"profile {profile!r} is not one of {', '.join(PROFILES)}")
         self.switch, self.profile = switch, profile
@@ -106,7 +107,7 @@ class GnmiTarget(EmulatedSwitch):
         self.neighbors = [n for n in neighbors if n.local_device == switch.name]
         self.counters = counters or steady_counters(time.time())
         self.stall, self.garbage, self.subscribe_only = stall, garbage, subscribe_only
-        self.pack = pack
+        self.pack, self.echo_s = pack, echo_s
         self._credentials = (username, password)
         self._tls = (key_pem, cert_pem) if cert_pem and key_pem else None
         self._host, self._port = host, port
@@ -270,7 +271,8 @@ class _Servicer(gnmi_pb2_grpc.gNMIServicer):
         sampled = [s for s in subs if s.mode != pb.SubscriptionMode.Value("ON_CHANGE")]
         changing = [s for s in subs if s not in sampled]
         period = {id(s): (s.sample_interval or 10**9) / 1e9 for s in sampled}
-        due = {id(s): time.monotonic() + period[id(s)] for s in sampled}
+        start = time.monotonic()  # one clock: paths of one period are sampled together
+        due = {id(s): start + period[id(s)] for s in sampled}
         sent = {u.path.SerializeToString(deterministic=True): u.val.SerializeToString()
                 for s in changing for u in self._updates(call, s.path, time.time_ns())}
         while call.context.is_active():
@@ -280,9 +282,11 @@ class _Servicer(gnmi_pb2_grpc.gNMIServicer):
                 return
             now, now_ns = time.monotonic(), time.time_ns()
             ready = [s for s in sampled if due[id(s)] <= now]
-            for s in ready:  # a late tick skips the samples it missed
-                due[id(s)] += period[id(s)] * max(1, int((now - due[id(s)]) // period[id(s)]))
+            for s in ready:  # a late tick skips the samples it missed: next due after now
+                due[id(s)] += period[id(s)] * (1 + int((now - due[id(s)]) // period[id(s)]))
             yield from self._responses(call, ready, now_ns)
+            if ready and self.t.echo_s:
+                yield from self._responses(call, ready, now_ns + int(self.t.echo_s * 1e9))
             changed = []
             for s in changing:
                 for u in self._updates(call, s.path, now_ns):

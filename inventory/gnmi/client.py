@@ -158,7 +158,9 @@ class GnmiClient:
         has a channel of its own and closes pygnmi's; ending the iteration closes both.
 
         A sample ends at ``sync_response``, when a notification stamped half an interval
-        later arrives, or after half an interval (at most 1 s) without notifications.
+        later arrives, when an update of a path already in it arrives (the next sample: a
+        late target can send two samples a few ms apart), or after half an interval (at
+        most 1 s) without notifications.
         """
         client = self._open()
         try:
@@ -297,6 +299,7 @@ class _Stream:
         self._settle, self._gap = min(interval_s / 2, 1.0), interval_s * 1e9 / 2
         self._ended = False
         self._batch: list[Notification] = []
+        self._paths: set[tuple[bytes, bytes]] = set()  # the batch's (prefix, path) pairs
         self._stamp = 0
         self._last = 0.0
         self._timer: asyncio.TimerHandle | None = None
@@ -333,11 +336,15 @@ class _Stream:
         if kind == "update":
             notification = item.update
             stamp = notification.timestamp
-            if self._batch and stamp and self._stamp and abs(stamp - self._stamp) >= self._gap:
+            prefix = notification.prefix.SerializeToString()
+            paths = [(prefix, u.path.SerializeToString()) for u in notification.update]
+            later = stamp and self._stamp and abs(stamp - self._stamp) >= self._gap
+            if self._batch and (later or not self._paths.isdisjoint(paths)):
                 self._deliver()
             if not self._batch or not self._stamp:
                 self._stamp = stamp
             self._batch.append(notification)
+            self._paths.update(paths)
         elif kind == "sync_response":
             self._deliver(always=True)
         self._last = self._loop.time()
@@ -359,6 +366,7 @@ class _Stream:
         if self._batch or always:
             self.samples.put_nowait(self._batch)
             self._batch = []
+            self._paths = set()
         if self._timer is not None:
             self._timer.cancel()
             self._timer = None

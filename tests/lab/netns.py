@@ -218,7 +218,7 @@ class Lab:
         return self.run(device, "lldpcli", "-u", str(self.control(device)), "-f", "json",
                         "show", "neighbors", "details")
 
-    def wait_for_lldp(self, timeout: float = 30.0) -> None:
+    def wait_for_lldp(self, timeout: float = 120.0) -> None:
         """Until every device hears a neighbour on each of its cabled ports, and every
         switch's SNMP agent serves them."""
         ports: dict[str, set[str]] = {}

@@ -198,12 +198,12 @@ class FabcorrRun:
         config.write_text(yaml.safe_dump({
             "defaults": {"snmp": {"version": "2c",
                                   "community": {"env": "FABCORR_LAB_COMMUNITY"},
-                                  "timeout_s": 2.0}},
+                                  "timeout_s": 5.0, "retries": 2}},
             "switches": [{"name": s, "address": self.lab.mgmt[s], "protocols": ["snmp"]}
                          for s in self.lab.switches],
             "service": {"listen": f"127.0.0.1:{self.http_port}"},
             "topology": {"facts": [str(self.folder / "hosts.yaml")], "discover_every_s": 0,
-                         "deadline_s": 15, "save": str(self.folder / "topology.json")},
+                         "deadline_s": 120, "save": str(self.folder / "topology.json")},
             "telemetry": {"interval_s": INTERVAL_S},
             "sflow": {"listen": f"{self.sflow[0]}:{self.sflow[1]}"},
             "attribution": {"interval_s": INTERVAL_S, "log": str(self.log)}}))
@@ -213,7 +213,9 @@ class FabcorrRun:
                 cwd=ROOT, stdout=subprocess.DEVNULL, stderr=stderr,
                 env={**os.environ, "FABCORR_LAB_COMMUNITY": SNMP_COMMUNITY,
                      "PYTHONPATH": str(ROOT)})
-        self.wait_for(lambda: self.get("/readyz")[0] == 200, 30, "ready")
+        # ready once discovered over SNMP: a loaded machine's snmpd may take a minute, and
+        # a switch whose discovery timed out would be missing (polls have their own bound)
+        self.wait_for(lambda: self.get("/readyz")[0] == 200, 180, "ready")
 
     @property
     def url(self) -> str:
@@ -250,7 +252,7 @@ class FabcorrRun:
         text = self.log.read_text()
         return [json.loads(line) for line in text[:text.rfind("\n") + 1].splitlines()]
 
-    def stop(self, timeout: float = 15.0) -> int:
+    def stop(self, timeout: float = 60.0) -> int:
         """SIGTERM; the exit status."""
         assert self.process is not None
         self.process.send_signal(signal.SIGTERM)

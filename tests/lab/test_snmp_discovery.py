@@ -1,6 +1,7 @@
 """``fabcorr discover`` over SNMP against real snmpd + lldpd agents in network namespaces."""
 
 import asyncio
+import socket
 import subprocess
 import sys
 
@@ -107,24 +108,32 @@ def test_counter_rates_match_the_traffic_sent(lab):
 
 def test_discover_command_writes_the_snapshot_and_reports(lab, tmp_path, monkeypatch, capsys):
     monkeypatch.setenv("LAB_COMMUNITY", SNMP_COMMUNITY)
-    config = tmp_path / "fabcorr.yaml"
-    config.write_text(
-        "defaults:\n  snmp: {community: {env: LAB_COMMUNITY}, timeout_s: 3}\n"
-        "switches:\n" + "".join(f"  - {{name: {s}, address: {lab.mgmt[s]}}}\n"
-                                 for s in lab.switches)
-        + "  - {name: ghost, address: 198.18.0.99, snmp: {timeout_s: 0.3, retries: 0}}\n")
-    hosts = tmp_path / "hosts"
-    hosts.mkdir()
-    for host in lab.hosts:
-        (hosts / f"{host}.json").write_text(lab.lldp_json(host))
-    write_facts(host_facts(lab), tmp_path / "hosts.yaml")
-    code = main(["discover", "--config", str(config), "--out", str(tmp_path / "t.json"),
-                 "--facts", str(tmp_path / "hosts.yaml"), "--host-lldp", str(hosts),
-                 "--deadline", "15"])
+    # The real agents get generous timeouts (a loaded snmpd is slow), the ghost a short one:
+    # it is a socket that takes every request and never answers, so only it times out, by
+    # its own SNMP timeout long before discovery's deadline.
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as ghost:
+        ghost.bind(("127.0.0.1", 0))
+        config = tmp_path / "fabcorr.yaml"
+        config.write_text(
+            "defaults:\n  snmp: {community: {env: LAB_COMMUNITY}, timeout_s: 10, retries: 2}\n"
+            "switches:\n" + "".join(f"  - {{name: {s}, address: {lab.mgmt[s]}}}\n"
+                                     for s in lab.switches)
+            + "  - {name: ghost, address: 127.0.0.1, snmp: {port: "
+            f"{ghost.getsockname()[1]}, timeout_s: 0.3, retries: 0}}}}\n")
+        hosts = tmp_path / "hosts"
+        hosts.mkdir()
+        for host in lab.hosts:
+            (hosts / f"{host}.json").write_text(lab.lldp_json(host))
+        write_facts(host_facts(lab), tmp_path / "hosts.yaml")
+        code = main(["discover", "--config", str(config), "--out", str(tmp_path / "t.json"),
+                     "--facts", str(tmp_path / "hosts.yaml"), "--host-lldp", str(hosts),
+                     "--deadline", "300"])
     err = capsys.readouterr().err
     assert code == 3  # the ghost switch did not answer
     assert "switches reached: 3/4\n" in err
     assert "links: 4 confirmed, 0 one-sided, 0 in conflict\n" in err
     assert "host ports: 2 matched to PFs, 0 unmatched\n" in err
-    assert "failed: ghost over snmp: timeout:" in err
+    assert "failed: ghost over snmp: timeout: " in err
+    # the SNMP timeout's message, not the deadline's (empty)
+    assert "failed: ghost over snmp: timeout: \n" not in err
     assert main(["topology", "summary", "--snapshot", str(tmp_path / "t.json")]) == 0

@@ -134,9 +134,9 @@ class _Raw:
         self.ssh.set_missing_host_key_policy(paramiko.AutoAddPolicy())
         host, port = agent.address
         self.ssh.connect(host, port, "admin", "admin", allow_agent=False, look_for_keys=False,
-                         timeout=2)
+                         timeout=30)
         self.channel = self.ssh.get_transport().open_session()
-        self.channel.settimeout(2)
+        self.channel.settimeout(30)
         self.channel.invoke_subsystem("netconf")
         self.buffer = b""
 

@@ -164,7 +164,7 @@ def _ready(url: str) -> bool:
     """Whether ``/-/ready`` answers 200; False while the port refuses connections or the
     server answers 503 (starting); any other failure is raised."""
     try:
-        with urllib.request.urlopen(f"{url}/-/ready", timeout=2) as response:
+        with urllib.request.urlopen(f"{url}/-/ready", timeout=10) as response:
             return response.status == 200
     except urllib.error.HTTPError as exc:
         with exc:

@@ -66,10 +66,10 @@ def test_discovery_telemetry_and_sflow_come_together_in_the_metrics(service):
                   interface="net1", leaf="leaf01", leaf_port="Ethernet1") == 1  # + Kubernetes
     service.wait_for(lambda: all(_value(service.metrics(), "fabcorr_collector_up",
                                         switch=s.name) == 1 for s in service.facts.switches),
-                     30, "collecting from every switch")
+                     120, "collecting from every switch")
     service.wait_for(lambda: _value(service.metrics(), "fabcorr_link_bytes_per_second",
                                     switch="leaf01", port="Ethernet1", direction="in"),
-                     30, "a counter rate")
+                     120, "a counter rate")
     service.send_example(seconds=3.0)
     service.wait_for(lambda: (_value(service.metrics(), "fabcorr_sflow_samples_total",
                                      type="flow") or 0) > 0, 60, "counting samples")

@@ -74,7 +74,7 @@ def live(api, tmp_path):
 
 
 def test_live_and_snapshot_modes_give_the_same_facts(live, objects, tmp_path: Path):
-    assert live.wait_ready(10)
+    assert live.wait_ready(60)
     from_live = live.inventory()
     write_kubectl_dump(objects, tmp_path / "dump")
     from_files = build_inventory(read_cluster_objects([tmp_path / "dump"]))
@@ -93,7 +93,7 @@ def test_inventory_waits_for_the_initial_lists(api, tmp_path):
 
 
 def test_watch_events_410_and_dropped_connections_end_in_the_exact_facts(live, api, objects):
-    assert live.wait_ready(10)
+    assert live.wait_ready(60)
     before = live.inventory()
     worker = named(objects, "Pod", "llm-worker-1")
     reused_ip = next(i.ipv4 for i in before.facts.pod_interfaces
