@@ -137,7 +137,7 @@ def attribute(fabric: FabricGraph, interval: Interval, rates: Mapping[str, Rates
     rates = rates or {}
     join = fabric_join(fabric)
     found, unknown_rows, unattributed = join.core.attribute(
-        [(segment.start, *table) for segment in interval.segments for table in segment.tables],
+        [(segment.start, table) for segment in interval.segments for table in segment.tables],
         top_pods)
     groups = {(join.ports[port], _DIRECTIONS[direction]): _groups(join, *sums)
               for port, direction, *sums in found}
