@@ -64,7 +64,7 @@ class FlowTable:
     def __len__(self) -> int:
         """Its keys."""
 
-    def __reduce__(self) -> tuple[type["FlowTable"], tuple[list[bytes], list[bytes], bytes]]:
+    def __reduce__(self) -> tuple[type[FlowTable], tuple[list[bytes], list[bytes], bytes]]:
         """Pickled as :meth:`packed` (a worker process hands its intervals over a queue)."""
 
 
