@@ -1,4 +1,4 @@
-//! The join of an interval's flow table to the fabric: each row's port from its (agent,
+//! The join of an interval's flow tables to the fabric: each key's port from its (agent,
 //! ifIndex), its source and destination addresses to the pod interfaces that owned them
 //! at the segment's start, summed per link direction by sender tenant, job and pod, by
 //! (sender job, receiver job), by the job a CNP throttles (its receiver) and by traffic
