@@ -204,6 +204,9 @@ impl Joined {
         let owners: Vec<u32> =
             addresses.iter().map(|a| if *a == Addr::NONE { NOBODY } else { index.owner(a, at) }).collect();
         let mut slots: FastMap<(u32, u32, Direction), Option<usize>> = FastMap::default();
+        // (slot, sender, receiver, traffic, sums): a port's together, its group's tables
+        // stay in the cache
+        let mut placed: Vec<(usize, u32, u32, Traffic, Sums)> = Vec::new();
         for (key, sums) in flows {
             let (Some(&sender), Some(&receiver), Some(agent)) =
                 (owners.get(key.src as usize), owners.get(key.dst as usize), agents.get(key.agent as usize))
@@ -229,9 +232,13 @@ impl Joined {
             if sender == NOBODY {
                 self.unattributed += sums.samples;
             }
-            let (sender, receiver) = (index.owners[sender as usize], index.owners[receiver as usize]);
             let sums = Sums::of_row(sums.samples, sums.bytes, sums.squares, key.rate);
-            self.groups[slot].1.add(&sums, sender, receiver, key.traffic);
+            placed.push((slot, sender, receiver, key.traffic, sums));
+        }
+        placed.sort_unstable_by_key(|p| p.0);
+        for (slot, sender, receiver, traffic, sums) in placed {
+            let (sender, receiver) = (index.owners[sender as usize], index.owners[receiver as usize]);
+            self.groups[slot].1.add(&sums, sender, receiver, traffic);
         }
         Ok(())
     }
