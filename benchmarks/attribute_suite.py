@@ -78,7 +78,7 @@ def run(sizes: list[str], repeat: int) -> list[Result]:
         Result(NAME, SIZE, "json_vs_table_ratio", json / table, "ratio"),
         Result(NAME, SIZE, "json_mib", json_bytes / 2**20, "MiB"),
     ]
-    if any(a is not None for a in aggregate) and all(d is not None for d in decode):
+    if all(a is not None for a in aggregate) and all(d is not None for d in decode):
         theirs = median([a for a in aggregate if a is not None])
         core = median([d for d in decode if d is not None])
         results += [

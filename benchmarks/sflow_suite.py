@@ -38,7 +38,6 @@ import resource
 import shutil
 import socket
 import subprocess
-import sys
 import tempfile
 import time
 from dataclasses import replace
@@ -137,7 +136,7 @@ def run(sizes: list[str], repeat: int) -> list[Result]:
         results.append(Result(NAME, SIZE, "live_vs_target_ratio",
                               median([r["samples"] / r["seconds"] for r in live])
                               / LIVE_TARGET, "ratio"))
-    if any(t is not None for t in theirs):  # runs missing (None) left out
+    if all(t is not None for t in theirs):
         cpu = median([t for t in theirs if t is not None])
         results += [
             Result(NAME, SIZE, "sfacctd_pcap_samples_per_cpu_s", samples / cpu, "samples/s"),
@@ -276,23 +275,10 @@ def _from_pcap(pcap: Path) -> object:
 
 def sfacctd(pcap: Path, folder: Path, samples: int) -> float | None:
     """CPU seconds sfacctd takes over ``pcap`` (decoding and aggregating: its core and
-    print plugin processes), None when it is not installed or when its count came up short
-    twice (under load it may lose samples reading a pcap: the run is retried once, then
-    recorded as missing)."""
+    print plugin processes), None when it is not installed."""
     binary = shutil.which("sfacctd")
     if binary is None:
         return None
-    for _ in range(2):
-        seconds = _sfacctd_run(binary, pcap, folder)
-        counted = _sfacctd_packets(folder / "sfacctd.csv")
-        if counted == samples:
-            return seconds
-        print(f"sfacctd counted {counted} of {samples} samples", file=sys.stderr)
-    return None
-
-
-def _sfacctd_run(binary: str, pcap: Path, folder: Path) -> float:
-    """CPU seconds of one sfacctd run over ``pcap``, its output in sfacctd.csv."""
     output = folder / "sfacctd.csv"
     output.unlink(missing_ok=True)
     config = folder / "sfacctd.conf"
@@ -306,7 +292,11 @@ def _sfacctd_run(binary: str, pcap: Path, folder: Path) -> float:
     subprocess.run([binary, "-f", str(config)], check=True, timeout=600,
                    stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime
+    seconds = after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime
+    counted = _sfacctd_packets(output)
+    if counted != samples:
+        raise RuntimeError(f"sfacctd counted {counted} of {samples} samples")
+    return seconds
 
 
 def _sfacctd_packets(output: Path) -> int:

@@ -45,31 +45,9 @@ PacketTuple or None), CounterSample (interface as a 19-tuple or None, ethernet a
 DatagramTuple = tuple[bytes, int, int, int, list[SampleTuple]]
 """agent, sub-agent, sequence number, uptime (ms), samples."""
 CounterTuple = tuple[int, int, int, tuple[int, ...] | None, tuple[int, ...] | None]
-
-
-class FlowTable:
-    """A segment's flow sums, kept in the core: its accumulator leaves them here and
-    :meth:`Join.attribute` reads them. Made from ``agents`` (index 0 is ``b""``, then
-    every agent seen in the segment, in order), ``addresses`` (index 0 is ``b""``: no
-    address) and rows of ``ROW_FORMAT`` naming them by index (rows of one key are
-    summed); raises ValueError on rows that are not whole or name an index beyond
-    their tables."""
-
-    def __init__(self, agents: list[bytes], addresses: list[bytes], rows: bytes) -> None: ...
-
-    def packed(self) -> tuple[list[bytes], list[bytes], bytes]:
-        """The table as it is made: agents, addresses, rows (one per key, in no
-        particular order)."""
-
-    def __len__(self) -> int:
-        """Its keys."""
-
-    def __reduce__(self) -> tuple[type[FlowTable], tuple[list[bytes], list[bytes], bytes]]:
-        """Pickled as :meth:`packed` (a worker process hands its intervals over a queue)."""
-
-
-SegmentTuple = tuple[float, FlowTable | None]
-"""start, and the flow sums (None when no datagram was accepted in the segment)."""
+SegmentTuple = tuple[float, list[bytes], list[bytes], bytes]
+"""start, agents (index 0 is ``b""``, then every agent seen in the segment, in order),
+addresses (index 0 is ``b""``: no address), flow-table rows (``ROW_FORMAT`` each)."""
 IntervalTuple = tuple[float, float, list[SegmentTuple],
                       list[tuple[bytes, int, float, int, CounterTuple]],
                       list[tuple[bytes, int, int, bytes, bytes, int]], dict[str, int]]
@@ -272,12 +250,13 @@ class Join:
                  claims: list[tuple[bytes, float, float | None, int]],
                  pod_ranks: list[int], job_ranks: list[int]) -> None: ...
 
-    def attribute(self, segments: list[tuple[float, FlowTable]], top: int
+    def attribute(self, segments: list[SegmentTuple], top: int
                   ) -> tuple[list[GroupTuple], list[tuple[bytes, int, int]], int]:
-        """Every key of each (start, table) joined at its segment's start and summed per
-        link direction (pods, pairs, throttled jobs cut to ``top``): the link directions,
-        the samples of ports the fabric does not know as (agent, ifIndex, samples), and
-        the samples whose source nobody owned."""
+        """Every row of ``segments`` joined at its segment's start and summed per link
+        direction (pods, pairs, throttled jobs cut to ``top``): the link directions, the
+        samples of ports the fabric does not know as (agent, ifIndex, samples), and the
+        samples whose source nobody owned. Raises ValueError on rows that are not whole or
+        name an index beyond their tables."""
 
 
 DROPS: list[str]

@@ -361,21 +361,18 @@ class Engine:
 
     def _sflow_counters(self, fabric: FabricGraph, counters: list[CounterArrival]) -> None:
         """The interval's sFlow counter samples, in the order they arrived, into their
-        ports' timelines (in one call), each dated by its agent's clock."""
-        readings = []
-        port_for_sample, attrs = fabric.indexes.port_for_sample, fabric.attrs
+        ports' timelines, each dated by its agent's clock."""
         for agent, sub_agent, received, uptime_ms, sample in sorted(counters,
                                                                     key=lambda c: c.received):
             at = self._clocks.date(agent, sub_agent, received, uptime_ms)
             if sample.interface is None:
                 continue
-            port = port_for_sample(agent, sample.interface.ifindex)
+            port = fabric.indexes.port_for_sample(agent, sample.interface.ifindex)
             if port is None:
                 continue
-            found = attrs(port)
-            readings.append(interface_reading(found["switch"], found["name"], at,
-                                              sample.interface))
-        self._sampled.add_many(readings)
+            attrs = fabric.attrs(port)
+            self._sampled.add(interface_reading(attrs["switch"], attrs["name"], at,
+                                                sample.interface))
 
 
 def _attributed(rates: dict[str, Rates], scope: Scope | None) -> dict[str, Rates]:

@@ -11,11 +11,10 @@ decided later, by the Rust core's join (:mod:`correlator.attribution.attribute`)
 :meth:`cut` starts a new segment so addresses that change owner inside an interval
 resolve on each side of the change.
 
-A segment's sums are tables kept in the Rust core (:class:`correlator._wire.FlowTable`),
-as the core's accumulator leaves them and its join reads them: one entry per key, never
-one Python object. This module's :class:`Accumulator`, which sums decoded records, packs
-its sums into rows of :data:`correlator._wire.ROW_FORMAT` that the core reads into such a
-table (:func:`pack`); :func:`flows` reads a table back the same way.
+A segment's sums are packed tables (:class:`FlowTable`), as the Rust core
+(:mod:`correlator._wire`) hands them over and the join reads them: one row per key, not
+one object. This module's :class:`Accumulator`, which sums decoded records, packs its
+sums the same way when it hands them over.
 """
 
 from __future__ import annotations
@@ -47,19 +46,24 @@ Sums = dict[bytes, dict[tuple[int, str, bytes, bytes, str, int], list[int]]]
 -> [samples, sum of frame lengths, sum of their squares]."""
 
 
-FlowTable = _wire.FlowTable
+class FlowTable(NamedTuple):
+    """Sums of flow samples, packed: ``agents`` and ``addresses`` (index 0 is ``b""``)
+    and rows of :data:`correlator._wire.ROW_FORMAT` that name them by index."""
 
+    agents: list[bytes]
+    addresses: list[bytes]
+    rows: bytes
 
-def flows(table: FlowTable) -> Iterator[tuple[FlowKey, tuple[int, int, int, int]]]:
-    """Flow key -> (samples, estimated bytes, estimated packets, variance of the estimated
-    bytes) of ``table``; a key comes once per sampling rate it was sampled at."""
-    agents, addresses, rows = table.packed()
-    for (agent, ifindex, rate, src, dst, direction, traffic, count, length, low,
-         high) in _ROW.iter_unpack(rows):
-        squares = high << 64 | low
-        yield (agents[agent], ifindex, _DIRECTIONS[direction], addresses[src],
-               addresses[dst], _TRAFFIC[traffic]), (
-            count, length * rate, count * rate, squares * rate * rate)
+    def flows(self) -> Iterator[tuple[FlowKey, tuple[int, int, int, int]]]:
+        """Flow key -> (samples, estimated bytes, estimated packets, variance of the
+        estimated bytes); a key comes once per sampling rate it was sampled at."""
+        agents, addresses = self.agents, self.addresses
+        for (agent, ifindex, rate, src, dst, direction, traffic, count, length, low,
+             high) in _ROW.iter_unpack(self.rows):
+            squares = high << 64 | low
+            yield (agents[agent], ifindex, _DIRECTIONS[direction], addresses[src],
+                   addresses[dst], _TRAFFIC[traffic]), (
+                count, length * rate, count * rate, squares * rate * rate)
 
 
 def pack(by_agent: Sums) -> FlowTable:
@@ -67,7 +71,7 @@ def pack(by_agent: Sums) -> FlowTable:
 
     >>> table = pack({b"\\xc0\\x00\\x02\\x01": {(5, "in", b"\\x0a\\x00\\x00\\x01", b"",
     ...                                         "roce-write", 100): [2, 3000, 4500000]}})
-    >>> next(flows(table))[1]
+    >>> next(table.flows())[1]
     (2, 300000, 200, 45000000000)
     """
     agents, addresses = [b"", *by_agent], {b"": 0}
@@ -91,9 +95,9 @@ class Segment:
     tables: list[FlowTable] = field(default_factory=list)
 
     def flows(self) -> Iterator[tuple[FlowKey, tuple[int, int, int, int]]]:
-        """Every table's :func:`flows` (a key may come once per table)."""
+        """Every table's :meth:`FlowTable.flows` (a key may come once per table)."""
         for table in self.tables:
-            yield from flows(table)
+            yield from table.flows()
 
 
 class CounterArrival(NamedTuple):

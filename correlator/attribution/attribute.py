@@ -2,10 +2,9 @@
 
 Samples name a port by (sFlow agent, ifIndex); their addresses name pod interfaces
 through the IP index at the segment's start time. That join runs in the Rust core over
-the interval's flow tables where the accumulator left them
-(:mod:`correlator.attribution.join`): Python gets one table per link direction of sums by
-sender tenant, job and pod, by (sender job, receiver job) and by throttled job, with
-exact integer sums, and apportions them here. Traffic is
+the interval's packed flow tables (:mod:`correlator.attribution.join`): Python gets one
+table per link direction of sums by sender tenant, job and pod, by (sender job, receiver
+job) and by throttled job, with exact integer sums, and apportions them here. Traffic is
 attributed to its *sender* (the source address); the (source job, destination job) pairs
 keep the other end. An address no pod interface owned goes to ``unattributed``. CNPs are
 also counted by the job they throttle (the CNP's destination): those are the senders
@@ -138,7 +137,7 @@ def attribute(fabric: FabricGraph, interval: Interval, rates: Mapping[str, Rates
     rates = rates or {}
     join = fabric_join(fabric)
     found, unknown_rows, unattributed = join.core.attribute(
-        [(segment.start, table) for segment in interval.segments for table in segment.tables],
+        [(segment.start, *table) for segment in interval.segments for table in segment.tables],
         top_pods)
     groups = {(join.ports[port], _DIRECTIONS[direction]): _groups(join, *sums)
               for port, direction, *sums in found}

@@ -63,27 +63,10 @@ class IntervalRates:
 
     def add(self, reading: PortCounters) -> None:
         """One reading (a port's readings in time order; older ones are ignored)."""
-        self.add_many((reading,))
-
-    def add_many(self, readings: Iterable[PortCounters]) -> None:
-        """Readings of any ports (each port's in time order), a port found once for all
-        of its readings: an interval's sFlow counter samples in one call."""
-        by_port: dict[tuple[str, str], list[PortCounters]] = {}
-        for reading in readings:
-            found = by_port.get((reading.switch, reading.port))
-            if found is None:
-                by_port[reading.switch, reading.port] = [reading]
-            else:
-                found.append(reading)
-        for (switch, name), port_readings in by_port.items():
-            key = f"port:{switch}/{name}"
-            port = self._ports.get(key)
-            if port is None:
-                port = self._ports[key] = _Port(switch, name)
-            for reading in port_readings:
-                self._add(port, reading)
-
-    def _add(self, port: _Port, reading: PortCounters) -> None:
+        key = f"port:{reading.switch}/{reading.port}"
+        port = self._ports.get(key)
+        if port is None:
+            port = self._ports[key] = _Port(reading.switch, reading.port)
         last = port.last
         if last is not None and reading.at <= last.at:
             return

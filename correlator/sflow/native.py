@@ -3,13 +3,14 @@ records of :mod:`~correlator.sflow.records`, intervals of
 :mod:`~correlator.attribution.accumulate`.
 
 Per-sample objects are only made by :func:`decode` (tests, tools); an interval's flow
-tables stay in the Rust core (:class:`correlator._wire.FlowTable`), read by its join.
+tables stay packed rows (:class:`~correlator.attribution.accumulate.FlowTable`), read by
+the join in the Rust core.
 """
 
 from __future__ import annotations
 
 from correlator import _wire
-from correlator.attribution.accumulate import CounterArrival, Interval, Segment
+from correlator.attribution.accumulate import CounterArrival, FlowTable, Interval, Segment
 from correlator.sflow.records import (
     CounterSample,
     Datagram,
@@ -57,7 +58,8 @@ def interval(raw: _wire.IntervalTuple) -> tuple[Interval, dict[str, int]]:
     """The :class:`~correlator.attribution.accumulate.Interval` of an accumulator's
     :meth:`~correlator._wire.Accumulator.take`, and its overflow counts."""
     start, end, raw_segments, raw_counters, raw_discards, overflow = raw
-    segments = [Segment(at, [] if table is None else [table]) for at, table in raw_segments]
+    segments = [Segment(at, [FlowTable(agents, addresses, rows)] if len(agents) > 1 else [])
+                for at, agents, addresses, rows in raw_segments]
     counters = [CounterArrival(agent, sub_agent, at, uptime_ms, _counters(fields))
                 for agent, sub_agent, at, uptime_ms, fields in raw_counters]
     discards = {(agent, port, reason, src, dst): n

@@ -10,7 +10,7 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 
 use crate::counters_sample::CounterSample;
 use crate::datagram::{self, Counts, Datagram, Sample};
-use crate::hash::FastMap;
+use crate::hash::{FastMap, FastSet};
 use crate::packet::{Addr, Traffic};
 use crate::reject::Reject;
 
@@ -52,17 +52,16 @@ pub fn data_source(source: u32, input: u64, output: u64) -> (u32, Direction) {
     }
 }
 
-/// The key of a flow sample's sums; its agent and addresses are ids in its segment's
-/// tables ([`Segment::agents`], [`Segment::addresses`]): 24 bytes, not 60.
+/// The key of a flow sample's sums.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct FlowKey {
-    pub agent: u32,
+    pub agent: Addr,
     pub ifindex: u32,
-    pub src: u32,
-    pub dst: u32,
-    pub rate: u32,
     pub direction: Direction,
+    pub src: Addr,
+    pub dst: Addr,
     pub traffic: Traffic,
+    pub rate: u32,
 }
 
 /// Samples, sum of frame lengths, sum of their squares.
@@ -76,70 +75,25 @@ pub struct Sums {
 /// (agent, port, reason, source IP, destination IP) of discard samples.
 pub type DiscardKey = (Addr, u32, u32, Addr, Addr);
 
-/// Addresses by id, in order of first use; id 0 is no address.
-#[derive(Clone, Debug)]
-pub struct Addresses {
-    pub list: Vec<Addr>,
-    ids: FastMap<Addr, u32>,
-}
-
-impl Default for Addresses {
-    fn default() -> Self {
-        Addresses { list: vec![Addr::NONE], ids: FastMap::from_iter([(Addr::NONE, 0)]) }
-    }
-}
-
-impl Addresses {
-    /// The id of `address`, if it has one.
-    pub fn find(&self, address: &Addr) -> Option<u32> {
-        self.ids.get(address).copied()
-    }
-
-    /// The id of `address`, given one if it has none (ids stay below the flow table's
-    /// limit twice over: one is given only with a new key).
-    pub fn intern(&mut self, address: Addr) -> u32 {
-        let next = self.list.len() as u32;
-        let id = *self.ids.entry(address).or_insert(next);
-        if id == next {
-            self.list.push(address);
-        }
-        id
-    }
-}
-
 /// Sums from `start` on.
 #[derive(Clone, Debug, Default)]
 pub struct Segment {
     pub start: f64,
     pub flows: FastMap<FlowKey, Sums>,
     /// Agents of every datagram accepted in the segment, flow samples or not (as the
-    /// Python accumulator's tables, which a cut also treats as "something happened"),
-    /// in order: a flow key's agent is its place here.
+    /// Python accumulator's tables, which a cut also treats as "something happened").
     pub agents: Vec<Addr>,
-    seen: FastMap<Addr, u32>,
-    /// The source and destination addresses of the flow keys.
-    pub addresses: Addresses,
+    seen: FastSet<Addr>,
 }
 
 impl Segment {
-    /// A segment from `start` whose flow table has room for `keys` without growing.
-    fn new(start: f64, keys: usize) -> Self {
-        let flows = FastMap::with_capacity_and_hasher(keys, Default::default());
-        Segment { start, flows, ..Segment::default() }
+    fn new(start: f64) -> Self {
+        Segment { start, flows: FastMap::default(), agents: Vec::new(), seen: FastSet::default() }
     }
 
-    /// The id of `agent`, counted in the segment.
-    fn touch(&mut self, agent: Addr) -> u32 {
-        match self.agents.last() {
-            Some(last) if *last == agent => self.agents.len() as u32 - 1,
-            _ => {
-                let next = self.agents.len() as u32;
-                let id = *self.seen.entry(agent).or_insert(next);
-                if id == next {
-                    self.agents.push(agent);
-                }
-                id
-            }
+    fn touch(&mut self, agent: Addr) {
+        if self.agents.last() != Some(&agent) && self.seen.insert(agent) {
+            self.agents.push(agent);
         }
     }
 }
@@ -191,7 +145,7 @@ impl Accumulator {
     pub fn new(start: f64, limits: Limits) -> Self {
         Accumulator {
             limits,
-            interval: fresh(start, 0),
+            interval: fresh(start),
             keys: 0,
             scratch: Datagram::default(),
             counts: Counts::default(),
@@ -224,7 +178,9 @@ impl Accumulator {
     /// Adds the samples of a decoded datagram received at `at`.
     pub fn add_datagram(&mut self, datagram: &Datagram, at: f64) {
         let agent = datagram.agent;
-        let agent_id = self.interval.segments.last_mut().map_or(0, |segment| segment.touch(agent));
+        if let Some(segment) = self.interval.segments.last_mut() {
+            segment.touch(agent);
+        }
         for sample in &datagram.samples {
             match sample {
                 Sample::Flow(f) => {
@@ -233,16 +189,8 @@ impl Accumulator {
                         Some(p) => (p.src_ip, p.dst_ip, p.traffic),
                         None => (Addr::NONE, Addr::NONE, Traffic::NoHeader),
                     };
-                    let key = FlowKey {
-                        agent: agent_id,
-                        ifindex,
-                        src: 0,
-                        dst: 0,
-                        rate: f.sampling_rate,
-                        direction,
-                        traffic,
-                    };
-                    self.add_flow(key, src, dst, f.frame_length);
+                    let key = FlowKey { agent, ifindex, direction, src, dst, traffic, rate: f.sampling_rate };
+                    self.add_flow(key, f.frame_length);
                 }
                 Sample::Counters(c) => {
                     if self.interval.counters.len() < self.limits.counters {
@@ -276,26 +224,18 @@ impl Accumulator {
         }
     }
 
-    /// Adds a sample of `length` to `key` with addresses `src` and `dst`; their ids are
-    /// given only when the key is new and has room.
-    fn add_flow(&mut self, mut key: FlowKey, src: Addr, dst: Addr, length: u32) {
+    fn add_flow(&mut self, key: FlowKey, length: u32) {
         let (bytes, squares) = (u64::from(length), u128::from(length) * u128::from(length));
         let keys = &mut self.keys;
         let Some(segment) = self.interval.segments.last_mut() else {
             return;
         };
-        if let (Some(s), Some(d)) = (segment.addresses.find(&src), segment.addresses.find(&dst)) {
-            (key.src, key.dst) = (s, d);
-            if let Some(sums) = segment.flows.get_mut(&key) {
-                sums.samples += 1;
-                sums.bytes += bytes;
-                sums.squares += squares;
-                return;
-            }
-        }
-        if *keys < self.limits.flows {
+        if let Some(sums) = segment.flows.get_mut(&key) {
+            sums.samples += 1;
+            sums.bytes += bytes;
+            sums.squares += squares;
+        } else if *keys < self.limits.flows {
             *keys += 1;
-            (key.src, key.dst) = (segment.addresses.intern(src), segment.addresses.intern(dst));
             segment.flows.insert(key, Sums { samples: 1, bytes, squares });
         } else {
             self.interval.overflow.flows += 1;
@@ -306,15 +246,13 @@ impl Accumulator {
     pub fn cut(&mut self, at: f64) {
         match self.interval.segments.last_mut() {
             Some(last) if last.agents.is_empty() => last.start = at,
-            _ => self.interval.segments.push(Segment::new(at, 0)),
+            _ => self.interval.segments.push(Segment::new(at)),
         }
     }
 
-    /// The interval up to `end`; a new one starts there, its table sized for as many
-    /// keys as this one had (the next interval is most likely alike: no rehashing).
+    /// The interval up to `end`; a new one starts there.
     pub fn take(&mut self, end: f64) -> Interval {
-        let keys = self.keys.min(self.limits.flows);
-        let mut interval = std::mem::replace(&mut self.interval, fresh(end, keys));
+        let mut interval = std::mem::replace(&mut self.interval, fresh(end));
         interval.end = end;
         self.keys = 0;
         interval
@@ -326,8 +264,8 @@ impl Accumulator {
     }
 }
 
-fn fresh(start: f64, keys: usize) -> Interval {
-    Interval { start, end: start, segments: vec![Segment::new(start, keys)], ..Interval::default() }
+fn fresh(start: f64) -> Interval {
+    Interval { start, end: start, segments: vec![Segment::new(start)], ..Interval::default() }
 }
 
 /// `f()`, or `internal-error` if it panicked.

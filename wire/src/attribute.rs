@@ -1,4 +1,4 @@
-//! The join of an interval's flow tables to the fabric: each key's port from its (agent,
+//! The join of an interval's flow table to the fabric: each row's port from its (agent,
 //! ifIndex), its source and destination addresses to the pod interfaces that owned them
 //! at the segment's start, summed per link direction by sender tenant, job and pod, by
 //! (sender job, receiver job), by the job a CNP throttles (its receiver) and by traffic
@@ -10,7 +10,7 @@
 //! Sums are exact integers; the variance saturates at `u128::MAX` (reached only by
 //! frame lengths and rates no switch sends).
 
-use crate::accumulate::{Direction, FlowKey, Sums as FlowSums};
+use crate::accumulate::Direction;
 use crate::hash::FastMap;
 use crate::packet::{Addr, Traffic};
 
@@ -178,7 +178,19 @@ impl Group {
     }
 }
 
-/// What one interval's flow sums add up to: per (port, direction) group, the samples of ports
+/// One flow-table row: its agent and addresses as indexes into its segment's tables.
+#[derive(Clone, Copy, Debug)]
+pub struct Row {
+    pub agent: u32,
+    pub ifindex: u32,
+    pub direction: Direction,
+    pub src: u32,
+    pub dst: u32,
+    pub traffic: Traffic,
+    pub sums: Sums,
+}
+
+/// What one interval's rows add up to: per (port, direction) group, the samples of ports
 /// the index does not know per (agent, ifIndex), and the samples nobody sent.
 #[derive(Clone, Debug, Default)]
 pub struct Joined {
@@ -189,56 +201,50 @@ pub struct Joined {
 }
 
 impl Joined {
-    /// Add the flow sums of a segment that started at `at`, whose keys name agents and
-    /// addresses by their place in `agents` and `addresses`: each address resolved and
-    /// each (agent, ifIndex, direction) found once. A key naming an id beyond them is an
-    /// error.
-    pub fn add<'a>(
+    /// Add the rows of a segment that started at `at`, whose agents and addresses are
+    /// `agents` and `addresses` (each address resolved once); a row naming an index
+    /// beyond them is an error.
+    pub fn add(
         &mut self,
         index: &Index,
         at: f64,
         agents: &[Addr],
         addresses: &[Addr],
-        flows: impl IntoIterator<Item = (&'a FlowKey, &'a FlowSums)>,
+        rows: impl IntoIterator<Item = Row>,
     ) -> Result<(), String> {
         let owners: Vec<u32> =
             addresses.iter().map(|a| if *a == Addr::NONE { NOBODY } else { index.owner(a, at) }).collect();
-        let mut slots: FastMap<(u32, u32, Direction), Option<usize>> = FastMap::default();
-        // (slot, sender, receiver, traffic, sums): a port's together, its group's tables
-        // stay in the cache
-        let mut placed: Vec<(usize, u32, u32, Traffic, Sums)> = Vec::new();
-        for (key, sums) in flows {
+        let mut rows: Vec<Row> = rows.into_iter().collect();
+        // a port's rows together: its group's tables stay in the cache, found once
+        rows.sort_unstable_by_key(|row| (row.agent, row.ifindex, row.direction));
+        let mut last: Option<((u32, u32, Direction), Option<usize>)> = None;
+        for row in rows {
             let (Some(&sender), Some(&receiver), Some(agent)) =
-                (owners.get(key.src as usize), owners.get(key.dst as usize), agents.get(key.agent as usize))
+                (owners.get(row.src as usize), owners.get(row.dst as usize), agents.get(row.agent as usize))
             else {
                 return Err(format!(
-                    "a key names agent {} or address {} / {} beyond its tables",
-                    key.agent, key.src, key.dst
+                    "a row names agent {} or address {} / {} beyond its tables",
+                    row.agent, row.src, row.dst
                 ));
             };
-            let place = (key.agent, key.ifindex, key.direction);
-            let slot = match slots.get(&place) {
-                Some(slot) => *slot,
-                None => {
-                    let slot = index.port(agent, key.ifindex).map(|port| self.slot(port, key.direction));
-                    slots.insert(place, slot);
+            let key = (row.agent, row.ifindex, row.direction);
+            let slot = match last {
+                Some((previous, slot)) if previous == key => slot,
+                _ => {
+                    let slot = index.port(agent, row.ifindex).map(|port| self.slot(port, row.direction));
+                    last = Some((key, slot));
                     slot
                 }
             };
             let Some(slot) = slot else {
-                *self.unknown.entry((*agent, key.ifindex)).or_default() += sums.samples;
+                *self.unknown.entry((*agent, row.ifindex)).or_default() += row.sums.samples;
                 continue;
             };
             if sender == NOBODY {
-                self.unattributed += sums.samples;
+                self.unattributed += row.sums.samples;
             }
-            let sums = Sums::of_row(sums.samples, sums.bytes, sums.squares, key.rate);
-            placed.push((slot, sender, receiver, key.traffic, sums));
-        }
-        placed.sort_unstable_by_key(|p| p.0);
-        for (slot, sender, receiver, traffic, sums) in placed {
             let (sender, receiver) = (index.owners[sender as usize], index.owners[receiver as usize]);
-            self.groups[slot].1.add(&sums, sender, receiver, traffic);
+            self.groups[slot].1.add(&row.sums, sender, receiver, row.traffic);
         }
         Ok(())
     }
@@ -276,11 +282,17 @@ mod tests {
         Index::new([(v4(254), 7, 3)], owners, claims).unwrap()
     }
 
-    /// Addresses: 0 none, 1 10.0.0.1, 2 10.0.0.2, 3 10.0.0.9; agent 0 10.0.0.254.
-    fn flow(src: u32, traffic: Traffic, ifindex: u32) -> (FlowKey, FlowSums) {
-        let (direction, rate) = (Direction::In, 10);
-        let key = FlowKey { agent: 0, ifindex, src, dst: 2, rate, direction, traffic };
-        (key, FlowSums { samples: 2, bytes: 3000, squares: 4_500_000 })
+    /// Addresses: 0 none, 1 10.0.0.1, 2 10.0.0.2, 3 10.0.0.9; agent 1 10.0.0.254.
+    fn row(src: u32, traffic: Traffic, ifindex: u32) -> Row {
+        Row {
+            agent: 1,
+            ifindex,
+            direction: Direction::In,
+            src,
+            dst: 2,
+            traffic,
+            sums: Sums::of_row(2, 3000, 4_500_000, 10),
+        }
     }
 
     #[test]
@@ -292,16 +304,15 @@ mod tests {
     }
 
     #[test]
-    fn flows_summed_per_port_by_sender_and_pair() {
+    fn rows_summed_per_port_by_sender_and_pair() {
         let index = index();
-        let (agents, addresses) = ([v4(254)], [Addr::NONE, v4(1), v4(2), v4(9)]);
+        let (agents, addresses) = ([Addr::NONE, v4(254)], [Addr::NONE, v4(1), v4(2), v4(9)]);
         let mut joined = Joined::default();
-        let first = [flow(1, Traffic::RoceWrite, 7), flow(3, Traffic::RoceCnp, 7)];
-        joined.add(&index, 50.0, &agents, &addresses, first.iter().map(|(k, s)| (k, s))).unwrap();
-        let second = [flow(1, Traffic::RoceWrite, 7), flow(1, Traffic::RoceWrite, 8)];
-        joined.add(&index, 150.0, &agents, &addresses, second.iter().map(|(k, s)| (k, s))).unwrap();
-        let beyond = [flow(4, Traffic::RoceWrite, 7)];
-        assert!(joined.add(&index, 150.0, &agents, &addresses, beyond.iter().map(|(k, s)| (k, s))).is_err());
+        let first = [row(1, Traffic::RoceWrite, 7), row(3, Traffic::RoceCnp, 7)];
+        joined.add(&index, 50.0, &agents, &addresses, first).unwrap();
+        let second = [row(1, Traffic::RoceWrite, 7), row(1, Traffic::RoceWrite, 8)];
+        joined.add(&index, 150.0, &agents, &addresses, second).unwrap();
+        assert!(joined.add(&index, 150.0, &agents, &addresses, [row(4, Traffic::RoceWrite, 7)]).is_err());
         let one = Sums { samples: 2, bytes: 30_000, packets: 20, variance: 450_000_000 };
         let two = Sums { samples: 4, bytes: 60_000, packets: 40, variance: 900_000_000 };
         let group = joined.group(3, Direction::In).unwrap();

@@ -9,9 +9,9 @@ use std::sync::mpsc;
 
 use std::net::{IpAddr, SocketAddr};
 
-use crate::accumulate::{self, guarded, FlowKey, Interval, Limits};
+use crate::accumulate::{self, guarded, Interval, Limits};
 use crate::admission::{Admission, Refusal, Relay};
-use crate::attribute::{cut, Claim, Cut, Group, Index, Joined, Sums};
+use crate::attribute::{cut, Claim, Cut, Group, Index, Joined, Row, Sums};
 use crate::capture::{Capture, OpenError, Udp};
 use crate::collector::{Closed, Collector, Totals};
 use crate::counters_sample::CounterSample;
@@ -196,17 +196,58 @@ fn counts_dict<'py>(py: Python<'py>, c: &Counts) -> PyResult<Bound<'py, PyDict>>
     Ok(out)
 }
 
-fn interval_tuple<'py>(py: Python<'py>, interval: Interval) -> PyResult<Any<'py>> {
+/// Index of each distinct address, in order of first use; index 0 is "no address".
+struct Addresses<'py> {
+    list: Bound<'py, PyList>,
+    index: FastMap<Addr, u32>,
+}
+
+impl<'py> Addresses<'py> {
+    fn new(py: Python<'py>) -> PyResult<Self> {
+        let list = PyList::empty(py);
+        list.append(PyBytes::new(py, b""))?;
+        let mut index = FastMap::default();
+        index.insert(Addr::NONE, 0);
+        Ok(Addresses { list, index })
+    }
+
+    fn get(&mut self, a: Addr) -> PyResult<u32> {
+        if let Some(&i) = self.index.get(&a) {
+            return Ok(i);
+        }
+        let i = u32::try_from(self.index.len())
+            .map_err(|_| pyo3::exceptions::PyOverflowError::new_err("too many addresses"))?;
+        self.list.append(PyBytes::new(self.list.py(), a.as_bytes()))?;
+        self.index.insert(a, i);
+        Ok(i)
+    }
+}
+
+fn interval_tuple<'py>(py: Python<'py>, interval: &Interval) -> PyResult<Any<'py>> {
     let segments = PyList::empty(py);
-    for segment in interval.segments {
-        let table = if segment.agents.is_empty() {
-            py.None().into_bound(py)
-        } else {
-            let (agents, addresses) = (segment.agents, segment.addresses.list);
-            let table = PyFlowTable { agents, addresses, flows: segment.flows };
-            Bound::new(py, table)?.into_any()
-        };
-        segments.append((segment.start, table))?;
+    for segment in &interval.segments {
+        let mut agents = Addresses::new(py)?;
+        for a in &segment.agents {
+            agents.get(*a)?;
+        }
+        let mut addresses = Addresses::new(py)?;
+        let mut rows = Vec::with_capacity(segment.flows.len() * ROW_SIZE);
+        for (key, sums) in &segment.flows {
+            for word in [
+                agents.get(key.agent)?,
+                key.ifindex,
+                key.rate,
+                addresses.get(key.src)?,
+                addresses.get(key.dst)?,
+            ] {
+                rows.extend_from_slice(&word.to_le_bytes());
+            }
+            rows.extend_from_slice(&[key.direction as u8, key.traffic as u8, 0, 0]);
+            for word in [sums.samples, sums.bytes, sums.squares as u64, (sums.squares >> 64) as u64] {
+                rows.extend_from_slice(&word.to_le_bytes());
+            }
+        }
+        segments.append((segment.start, agents.list, addresses.list, PyBytes::new(py, &rows)))?;
     }
     let counter_list = PyList::empty(py);
     for (agent, sub_agent, at, uptime_ms, sample) in &interval.counters {
@@ -289,7 +330,7 @@ impl PyAccumulator {
     }
 
     fn take<'py>(&mut self, py: Python<'py>, end: f64) -> PyResult<Any<'py>> {
-        interval_tuple(py, self.inner.take(end))
+        interval_tuple(py, &self.inner.take(end))
     }
 
     fn take_counts<'py>(&mut self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
@@ -325,9 +366,8 @@ fn totals_dict<'py>(py: Python<'py>, t: &Totals) -> PyResult<Bound<'py, PyDict>>
     Ok(out)
 }
 
-fn closed_tuple<'py>(py: Python<'py>, closed: Closed) -> PyResult<Any<'py>> {
-    let totals = totals_dict(py, &closed.totals)?.into_any();
-    tuple(py, vec![interval_tuple(py, closed.interval)?, totals])
+fn closed_tuple<'py>(py: Python<'py>, closed: &Closed) -> PyResult<Any<'py>> {
+    tuple(py, vec![interval_tuple(py, &closed.interval)?, totals_dict(py, &closed.totals)?.into_any()])
 }
 
 fn peek_dict<'py>(
@@ -529,7 +569,7 @@ impl PyCollector {
     fn close<'py>(&mut self, py: Python<'py>, now: f64) -> PyResult<Bound<'py, PyList>> {
         let closed = self.ask(py, |reply| Request::Close(now, reply), |c| c.close(now))?;
         let out = PyList::empty(py);
-        for c in closed {
+        for c in &closed {
             out.append(closed_tuple(py, c)?)?;
         }
         Ok(out)
@@ -537,7 +577,7 @@ impl PyCollector {
 
     fn take<'py>(&mut self, py: Python<'py>, end: f64) -> PyResult<Any<'py>> {
         let closed = self.ask(py, |reply| Request::Take(end, reply), |c| c.take(end))?;
-        closed_tuple(py, closed)
+        closed_tuple(py, &closed)
     }
 
     fn peek<'py>(&mut self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
@@ -654,24 +694,22 @@ fn os_error(error: &std::io::Error, path: &std::path::Path) -> PyErr {
     }
 }
 
-/// One row of `ROW_FORMAT` as a flow key and its sums, its indexes checked against
-/// `agents` and `addresses` (whose first, index 0, is none).
-fn row(raw: &[u8], agents: usize, addresses: usize) -> Option<(FlowKey, accumulate::Sums)> {
+/// One row of `ROW_FORMAT`, its direction and traffic indexes checked.
+fn row(raw: &[u8]) -> Option<Row> {
     let word = |at: usize| u32::from_le_bytes(raw[at..at + 4].try_into().unwrap_or_default());
     let long = |at: usize| u64::from_le_bytes(raw[at..at + 8].try_into().unwrap_or_default());
-    let address = |at: usize| Some(word(at)).filter(|id| (*id as usize) < addresses);
-    let agent = word(0).checked_sub(1).filter(|id| (*id as usize) < agents)?;
-    let key = FlowKey {
-        agent,
-        ifindex: word(4),
-        src: address(12)?,
-        dst: address(16)?,
-        rate: word(8),
-        direction: *[accumulate::Direction::In, accumulate::Direction::Out].get(usize::from(raw[20]))?,
-        traffic: *Traffic::ALL.get(usize::from(raw[21]))?,
-    };
+    let direction = [accumulate::Direction::In, accumulate::Direction::Out].get(usize::from(raw[20]))?;
+    let traffic = Traffic::ALL.get(usize::from(raw[21]))?;
     let squares = u128::from(long(40)) | u128::from(long(48)) << 64;
-    Some((key, accumulate::Sums { samples: long(24), bytes: long(32), squares }))
+    Some(Row {
+        agent: word(0),
+        ifindex: word(4),
+        direction: *direction,
+        src: word(12),
+        dst: word(16),
+        traffic: *traffic,
+        sums: Sums::of_row(long(24), long(32), squares, word(8)),
+    })
 }
 
 fn bad(message: String) -> PyErr {
@@ -752,68 +790,9 @@ fn group_tuple<'py>(
     )
 }
 
-/// A segment's flow sums, kept in the core (see the stub): the join reads them where
-/// the accumulator left them.
-#[pyclass(module = "correlator._wire", name = "FlowTable", frozen)]
-struct PyFlowTable {
-    /// Every agent of the segment's accepted datagrams, in order of arrival.
-    agents: Vec<Addr>,
-    /// The keys' addresses by id (0: none).
-    addresses: Vec<Addr>,
-    flows: FastMap<FlowKey, accumulate::Sums>,
-}
-
-#[pymethods]
-impl PyFlowTable {
-    #[new]
-    fn new(
-        agents: Vec<Bound<'_, PyBytes>>,
-        addresses: Vec<Bound<'_, PyBytes>>,
-        rows: &[u8],
-    ) -> PyResult<Self> {
-        let agents: Vec<Addr> = agents.iter().skip(1).map(|a| Addr::from_slice(a.as_bytes())).collect();
-        let addresses: Vec<Addr> = addresses.iter().map(|a| Addr::from_slice(a.as_bytes())).collect();
-        if rows.len() % ROW_SIZE != 0 {
-            return Err(bad(format!("flow rows of {} bytes: not whole rows of {ROW_SIZE}", rows.len())));
-        }
-        let mut flows: FastMap<FlowKey, accumulate::Sums> = FastMap::default();
-        for raw in rows.chunks_exact(ROW_SIZE) {
-            let (key, sums) = row(raw, agents.len(), addresses.len())
-                .ok_or_else(|| bad("a flow row names an index beyond its tables".into()))?;
-            let into = flows.entry(key).or_default();
-            into.samples += sums.samples;
-            into.bytes += sums.bytes;
-            into.squares += sums.squares;
-        }
-        Ok(PyFlowTable { agents, addresses, flows })
-    }
-
-    fn packed<'py>(&self, py: Python<'py>) -> PyResult<(Any<'py>, Any<'py>, Bound<'py, PyBytes>)> {
-        let packed = |list: &[Addr]| PyList::new(py, list.iter().map(|a| PyBytes::new(py, a.as_bytes())));
-        let agents = packed(&[&[Addr::NONE], self.agents.as_slice()].concat())?.into_any();
-        let mut rows = Vec::with_capacity(self.flows.len() * ROW_SIZE);
-        for (key, sums) in &self.flows {
-            for word in [key.agent + 1, key.ifindex, key.rate, key.src, key.dst] {
-                rows.extend_from_slice(&word.to_le_bytes());
-            }
-            rows.extend_from_slice(&[key.direction as u8, key.traffic as u8, 0, 0]);
-            for word in [sums.samples, sums.bytes, sums.squares as u64, (sums.squares >> 64) as u64] {
-                rows.extend_from_slice(&word.to_le_bytes());
-            }
-        }
-        Ok((agents, packed(&self.addresses)?.into_any(), PyBytes::new(py, &rows)))
-    }
-
-    fn __len__(&self) -> usize {
-        self.flows.len()
-    }
-
-    /// Pickled as packed (a worker process hands its intervals over a queue).
-    fn __reduce__<'py>(slf: &Bound<'py, Self>) -> PyResult<(Any<'py>, Any<'py>)> {
-        let packed = slf.get().packed(slf.py())?;
-        Ok((slf.get_type().into_any(), packed.into_bound_py_any(slf.py())?))
-    }
-}
+/// A segment's flow table as `Accumulator.take` hands it over: start, agents, addresses,
+/// rows.
+type SegmentTable<'py> = (f64, Vec<Bound<'py, PyBytes>>, Vec<Bound<'py, PyBytes>>, Bound<'py, PyBytes>);
 
 /// The join of flow tables to a fabric's ports and pod interfaces (see the stub).
 #[pyclass(module = "correlator._wire", name = "Join", frozen)]
@@ -848,13 +827,21 @@ impl PyJoin {
     fn attribute<'py>(
         &self,
         py: Python<'py>,
-        segments: Vec<(f64, Bound<'py, PyFlowTable>)>,
+        segments: Vec<SegmentTable<'py>>,
         top: usize,
     ) -> PyResult<Any<'py>> {
         let mut joined = Joined::default();
-        for (at, table) in &segments {
-            let table = table.get();
-            guarded(|| joined.add(&self.index, *at, &table.agents, &table.addresses, &table.flows))
+        for (at, agents, addresses, rows) in &segments {
+            let agents: Vec<Addr> = agents.iter().map(|a| Addr::from_slice(a.as_bytes())).collect();
+            let addresses: Vec<Addr> = addresses.iter().map(|a| Addr::from_slice(a.as_bytes())).collect();
+            let rows = rows.as_bytes();
+            if rows.len() % ROW_SIZE != 0 {
+                return Err(bad(format!("flow rows of {} bytes: not whole rows of {ROW_SIZE}", rows.len())));
+            }
+            let parsed: Option<Vec<Row>> = rows.chunks_exact(ROW_SIZE).map(row).collect();
+            let parsed =
+                parsed.ok_or_else(|| bad("a flow row names no direction or traffic class".into()))?;
+            guarded(|| joined.add(&self.index, *at, &agents, &addresses, parsed))
                 .map_err(|_| pyo3::exceptions::PyRuntimeError::new_err("the join panicked"))?
                 .map_err(bad)?;
         }
@@ -956,7 +943,6 @@ fn _wire(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<PyAccumulator>()?;
     m.add_class::<PyCollector>()?;
     m.add_class::<PyJoin>()?;
-    m.add_class::<PyFlowTable>()?;
     m.add_class::<PyInlet>()?;
     m.add("DROPS", route::Cause::ALL.map(route::Cause::name))?;
     m.add_class::<PyCapture>()?;

@@ -32,7 +32,7 @@ def _same_decode(data: bytes) -> None:
 
 
 def _interval_sums(interval: Interval) -> tuple[object, ...]:
-    return ([(s.start, [t.packed()[0] for t in s.tables], sorted(s.flows()))
+    return ([(s.start, [t.agents for t in s.tables], sorted(s.flows()))
              for s in interval.segments], interval.counters,
             interval.discards, interval.start, interval.end)
 
