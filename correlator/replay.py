@@ -22,7 +22,7 @@ tell the time), as a live shard's are the wall clock's.
 from __future__ import annotations
 
 import bisect
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 
 from correlator.attribution.accumulate import Interval
@@ -102,9 +102,12 @@ def replay(fabric: FabricGraph, datagrams: Iterable[tuple[float, bytes]] | Captu
             assert view.attribution is not None
             attributions[interval.start] = view.attribution
 
-    if agents is not None:  # a shard's datagrams only
-        datagrams = (item for item in datagrams if agent(item[1]) in agents)
-    source = datagrams if isinstance(datagrams, Capture) else _Batches(datagrams)
+    if agents is not None:  # a shard's datagrams only (a capture's items end with the
+        # payload); every one keeps the time going
+        source: Capture | _Batches = _Batches(((item[0], item[-1]) for item in datagrams),
+                                              lambda data: agent(data) in agents)
+    else:
+        source = datagrams if isinstance(datagrams, Capture) else _Batches(datagrams)
     at = source.peek()
     while at is not None:
         if worker is None:
@@ -136,12 +139,15 @@ def _read(fabric: FabricGraph, scope: Scope, readings: Iterable[PortCounters]
 
 class _Batches:
     """(receive time, payload) pairs handed to a worker a batch at a time, as a
-    :class:`~correlator.sflow.pcap.Capture` hands its datagrams."""
+    :class:`~correlator.sflow.pcap.Capture` hands its datagrams; those ``keep`` refuses
+    (given the payload) only mark the time."""
 
-    __slots__ = ("_items", "_next")
+    __slots__ = ("_items", "_keep", "_next")
 
-    def __init__(self, datagrams: Iterable[tuple[float, bytes]]) -> None:
+    def __init__(self, datagrams: Iterable[tuple[float, bytes]],
+                 keep: Callable[[bytes], bool] | None = None) -> None:
         self._items = iter(datagrams)
+        self._keep = keep
         self._next = next(self._items, None)
 
     def peek(self) -> float | None:
@@ -149,8 +155,10 @@ class _Batches:
 
     def feed(self, worker: Worker, until: float) -> float | None:
         batch, item, items = [], self._next, self._items
+        keep = self._keep
         while item is not None and item[0] < until:
-            batch.append(item)
+            if keep is None or keep(item[1]):
+                batch.append(item)
             if len(batch) >= _BATCH:
                 worker.handle_many(batch)
                 batch = []
