@@ -249,8 +249,7 @@ def _within(found: tuple[Share, ...], known: tuple[float, float] | None
 def _known(rates: Rates | None, direction: str, seconds: float
            ) -> tuple[float, float] | None:
     """The least and the most bytes the counters allow the direction in the interval."""
-    found = rates.ranges.get("in_octets" if direction == IN else "out_octets") \
-        if rates is not None else None
+    found = rates.octets_range(direction) if rates is not None else None
     return (found[0] * seconds, found[1] * seconds) if found else None
 
 

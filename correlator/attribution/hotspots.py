@@ -11,7 +11,10 @@ A link direction is *hot* in an interval when one of its signals passes its thre
   and egress queue drops for ``out``).
 
 A direction of a cable between two switches is judged once, under its sender's ``out``
-(:func:`cable_direction`), on the signals of both ends (the larger of each). After
+(:func:`cable_direction`), on the signals of both ends: the larger of each, except
+utilization, which both ends count from the same bytes: there the end whose readings pin
+those bytes down best (:func:`octets_spread`; a stale SNMP agent's counters refreshed
+every few seconds err by several percent an interval, a streamed one's hardly). After
 ``intervals`` hot intervals in a row the direction becomes a :class:`Hotspot`; it ends at
 the first interval that is not hot. Severity is ``critical`` when some signal is
 at least twice its threshold, else ``warning``. Culprits are the fewest top senders that
@@ -25,6 +28,7 @@ at least ``dominance`` of the bytes while others also use the link is a noisy ne
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
 
@@ -113,6 +117,18 @@ def signals(rates: Rates | None, direction: str) -> dict[str, float]:
     return found
 
 
+def octets_spread(rates: Rates | None, direction: str) -> float:
+    """How loosely a port's readings pin down the octets of one direction: the width of
+    their range a second (infinite when unknown).
+
+    >>> r = Rates("leaf01", "Ethernet1", 5.0, 5.0, {}, {}, ranges={"in_octets": (9.0, 12.0)})
+    >>> octets_spread(r, "in"), octets_spread(r, "out")
+    (3.0, inf)
+    """
+    found = rates.octets_range(direction) if rates is not None else None
+    return found[1] - found[0] if found else math.inf
+
+
 def cable_direction(peers: Mapping[str, str], port: str, direction: str) -> tuple[str, str]:
     """One name for a direction of a cable between two switch ports: its sender's ``out``
     (where the egress queue marks and drops). What a port receives from a host stays the
@@ -183,11 +199,18 @@ class HotspotTracker:
         held = {cable_direction(peers, port, direction) for port in hold
                 for direction in (IN, OUT)}
         found_by: dict[tuple[str, str], dict[str, float]] = {}
+        spread_by: dict[tuple[str, str], float] = {}
         for port, direction in set(links) | _directions(rates):
             key = cable_direction(peers, port, direction)
             merged = found_by.setdefault(key, {})
-            for kind, value in signals(rates.get(port), direction).items():
-                merged[kind] = max(value, merged.get(kind, value))
+            port_rates = rates.get(port)
+            for kind, value in signals(port_rates, direction).items():
+                if kind != "utilization":
+                    merged[kind] = max(value, merged.get(kind, value))
+                    continue
+                spread = octets_spread(port_rates, direction)  # the best-pinned end's
+                if kind not in merged or (spread, -value) < (spread_by[key], -merged[kind]):
+                    merged[kind], spread_by[key] = value, spread
         keys = set(found_by) | set(self._streaks) if only is None else {
             cable_direction(peers, port, direction) for port in only for direction in (IN, OUT)}
         if judges is not None:

@@ -107,6 +107,16 @@ class Rates:
     provisional: bool = False
     ranges: dict[str, tuple[float, float]] = field(default_factory=dict)
 
+    def octets_range(self, direction: str) -> tuple[float, float] | None:
+        """The least and the most octets a second the readings allow ``direction``
+        (``in`` or ``out``), when known.
+
+        >>> Rates("leaf01", "Ethernet1", 5.0, 5.0, {}, {},
+        ...       ranges={"out_octets": (90.0, 110.0)}).octets_range("out")
+        (90.0, 110.0)
+        """
+        return self.ranges.get("in_octets" if direction == "in" else "out_octets")
+
 
 def ceiling(name: str, speed_bps: int | None, seconds: float, slack: float = 1.1
             ) -> float | None:

@@ -97,6 +97,38 @@ def test_both_ends_of_a_cable_make_one_hotspot_with_the_signals_of_both(fabric):
     assert hot.signals == {"utilization": 0.93, "ecn": 5000.0}
 
 
+def _cable(leaf_utilization, leaf_range, spine_utilization, spine_range):
+    """The uplink's send counters at leaf01 and its receive counters at spine01."""
+    return {UPLINK: Rates("leaf01", "Ethernet3", T0 + 10, 10.0, {}, {},
+                          out_utilization=leaf_utilization,
+                          ranges={"out_octets": leaf_range} if leaf_range else {}),
+            "port:spine01/Ethernet1": Rates("spine01", "Ethernet1", T0 + 10, 10.0, {}, {},
+                                            in_utilization=spine_utilization,
+                                            ranges={"in_octets": spine_range}
+                                            if spine_range else {})}
+
+
+@pytest.mark.parametrize(("leaf", "spine", "hot"), [
+    # a stale agent's 0.82 against a streamed far end's 0.78: the far end's word
+    ((0.82, (3.0e10, 4.5e10)), (0.78, (3.8e10, 3.9e10)), None),
+    # the same, the other way round: the better-pinned end is hot
+    ((0.78, (3.0e10, 4.5e10)), (0.82, (4.0e10, 4.1e10)), 0.82),
+    # the leaf pins it better, whichever end reads higher
+    ((0.81, (4.0e10, 4.1e10)), (0.79, (3.0e10, 4.5e10)), 0.81),
+    # a range known at one end only: that end's
+    ((0.79, (3.9e10, 4.0e10)), (0.85, None), None),
+    # equally pinned (or neither known): the larger
+    ((0.79, None), (0.85, None), 0.85),
+    ((0.85, (4.0e10, 4.1e10)), (0.79, (3.0e10, 3.1e10)), 0.85),
+])
+def test_a_cables_utilization_is_that_of_the_end_whose_readings_pin_it_best(fabric, leaf,
+                                                                              spine, hot):
+    """Both ends count the same bytes; the larger of two estimates is biased upwards."""
+    found = _step(HotspotTracker(Thresholds(intervals=1)), fabric, T0,
+                  _cable(*leaf, *spine), _traffic())
+    assert [h.signals["utilization"] for h in found] == ([hot] if hot else [])
+
+
 def test_a_dominant_tenant_alone_is_no_noisy_neighbour(fabric):
     tracker = HotspotTracker(Thresholds(intervals=1))
     (hot,) = _step(tracker, fabric, T0, _rates(T0 + 10, 0.9), flows(A0, A1, 50))
