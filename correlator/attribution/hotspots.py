@@ -12,9 +12,7 @@ A link direction is *hot* in an interval when one of its signals passes its thre
 
 A direction of a cable between two switches is judged once, under its sender's ``out``
 (:func:`cable_direction`), on the signals of both ends: the larger of each, except
-utilization, which both ends count from the same bytes: there the end whose readings pin
-those bytes down best (:func:`octets_spread`; a stale SNMP agent's counters refreshed
-every few seconds err by several percent an interval, a streamed one's hardly). After
+utilization when the ends agree (:func:`cable_utilization`). After
 ``intervals`` hot intervals in a row the direction becomes a :class:`Hotspot`; it ends at
 the first interval that is not hot. Severity is ``critical`` when some signal is
 at least twice its threshold, else ``warning``. Culprits are the fewest top senders that
@@ -28,7 +26,6 @@ at least ``dominance`` of the bytes while others also use the link is a noisy ne
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
 
@@ -117,16 +114,28 @@ def signals(rates: Rates | None, direction: str) -> dict[str, float]:
     return found
 
 
-def octets_spread(rates: Rates | None, direction: str) -> float:
-    """How loosely a port's readings pin down the octets of one direction: the width of
-    their range a second (infinite when unknown).
+Utilization = tuple[float, tuple[float, float] | None]
+"""A direction's utilization and the least and most octets a second its readings allow."""
 
-    >>> r = Rates("leaf01", "Ethernet1", 5.0, 5.0, {}, {}, ranges={"in_octets": (9.0, 12.0)})
-    >>> octets_spread(r, "in"), octets_spread(r, "out")
-    (3.0, inf)
+
+def cable_utilization(one: Utilization, other: Utilization) -> Utilization:
+    """Of the two ends of a cable direction, whose utilization counts. Both count the same
+    bytes: when their readings agree (their octet ranges overlap), the end that pins them
+    down best (the narrower range: a stale SNMP agent's counters, refreshed every few
+    seconds, err by several percent an interval, a streamed one's hardly); else the
+    larger (one end's counters contradict the other's, or say nothing of their range: a
+    broken or missing counter must not hide a hotspot).
+
+    >>> cable_utilization((0.82, (30.0, 45.0)), (0.78, (38.0, 39.0)))  # agree: the sharper
+    (0.78, (38.0, 39.0))
+    >>> cable_utilization((0.0, (0.0, 0.0)), (0.93, (45.0, 48.0)))  # contradict: the larger
+    (0.93, (45.0, 48.0))
     """
-    found = rates.octets_range(direction) if rates is not None else None
-    return found[1] - found[0] if found else math.inf
+    (value, known), (other_value, other_known) = one, other
+    if known and other_known and known[0] <= other_known[1] and other_known[0] <= known[1]:
+        return one if (known[1] - known[0], -value) <= (other_known[1] - other_known[0],
+                                                        -other_value) else other
+    return one if value >= other_value else other
 
 
 def cable_direction(peers: Mapping[str, str], port: str, direction: str) -> tuple[str, str]:
@@ -199,18 +208,18 @@ class HotspotTracker:
         held = {cable_direction(peers, port, direction) for port in hold
                 for direction in (IN, OUT)}
         found_by: dict[tuple[str, str], dict[str, float]] = {}
-        spread_by: dict[tuple[str, str], float] = {}
+        used: dict[tuple[str, str], Utilization] = {}  # the end whose utilization counts
         for port, direction in set(links) | _directions(rates):
             key = cable_direction(peers, port, direction)
             merged = found_by.setdefault(key, {})
             port_rates = rates.get(port)
             for kind, value in signals(port_rates, direction).items():
-                if kind != "utilization":
+                if kind == "utilization":
+                    end = value, port_rates.octets_range(direction) if port_rates else None
+                    used[key] = cable_utilization(used[key], end) if key in used else end
+                    merged[kind] = used[key][0]
+                else:
                     merged[kind] = max(value, merged.get(kind, value))
-                    continue
-                spread = octets_spread(port_rates, direction)  # the best-pinned end's
-                if kind not in merged or (spread, -value) < (spread_by[key], -merged[kind]):
-                    merged[kind], spread_by[key] = value, spread
         keys = set(found_by) | set(self._streaks) if only is None else {
             cable_direction(peers, port, direction) for port in only for direction in (IN, OUT)}
         if judges is not None:

@@ -109,21 +109,26 @@ def _cable(leaf_utilization, leaf_range, spine_utilization, spine_range):
 
 
 @pytest.mark.parametrize(("leaf", "spine", "hot"), [
-    # a stale agent's 0.82 against a streamed far end's 0.78: the far end's word
+    # a stale agent's 0.82 against a streamed far end's 0.78, agreeing: the far end's word
     ((0.82, (3.0e10, 4.5e10)), (0.78, (3.8e10, 3.9e10)), None),
     # the same, the other way round: the better-pinned end is hot
     ((0.78, (3.0e10, 4.5e10)), (0.82, (4.0e10, 4.1e10)), 0.82),
     # the leaf pins it better, whichever end reads higher
     ((0.81, (4.0e10, 4.1e10)), (0.79, (3.0e10, 4.5e10)), 0.81),
-    # a range known at one end only: that end's
-    ((0.79, (3.9e10, 4.0e10)), (0.85, None), None),
-    # equally pinned (or neither known): the larger
-    ((0.79, None), (0.85, None), 0.85),
+    # ranges that just touch still agree
+    ((0.82, (3.9e10, 4.5e10)), (0.79, (3.8e10, 3.9e10)), None),
+    ((0.79, (3.8e10, 3.9e10)), (0.82, (3.9e10, 4.5e10)), None),
+    # contradicting ends (a counter reading nothing): the larger, however sharp the other
+    ((0.0, (0.0, 0.0)), (0.93, (4.5e10, 4.8e10)), 0.93),
     ((0.85, (4.0e10, 4.1e10)), (0.79, (3.0e10, 3.1e10)), 0.85),
+    # a range known at one end only, or at neither: the larger
+    ((0.79, (3.9e10, 4.0e10)), (0.85, None), 0.85),
+    ((0.79, None), (0.85, None), 0.85),
 ])
-def test_a_cables_utilization_is_that_of_the_end_whose_readings_pin_it_best(fabric, leaf,
+def test_a_cables_utilization_is_the_sharper_ends_when_they_agree_else_the_larger(fabric, leaf,
                                                                               spine, hot):
-    """Both ends count the same bytes; the larger of two estimates is biased upwards."""
+    """Both ends count the same bytes: where they agree, the larger of two estimates is
+    biased upwards; where they contradict each other, one end is wrong."""
     found = _step(HotspotTracker(Thresholds(intervals=1)), fabric, T0,
                   _cable(*leaf, *spine), _traffic())
     assert [h.signals["utilization"] for h in found] == ([hot] if hot else [])
