@@ -10,26 +10,28 @@ is incremental: the base tarball, the wheels and Docker's layer cache are reused
 from __future__ import annotations
 
 import json
-import os
 import re
-import shutil
-import subprocess
 import time
-import tomllib
-import urllib.error
-import urllib.request
 import uuid
 from pathlib import Path
 
-import pytest
 import yaml
 
 from inventory.factfile import read_facts
+from tests.deploy.containers import (
+    BASE,
+    ROOT,
+    VERSION,
+    answers,
+    docker,
+    get,
+    ip,
+    logs,
+    subnet,
+    wait,
+)
 
-ROOT = Path(__file__).parents[2]
 EXAMPLE = ROOT / "examples" / "fabric-small"
-VERSION = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["version"]
-IMAGE, BASE = f"fabcorr:{VERSION}", "fabcorr-base:bookworm"
 PASSWORD = "lab-only"
 AGENT_FIRST_PORT = 57400  # tests/deploy/fabric_agents.py FIRST_PORT
 # the example's switches in fact-file order (the agents' ports) and their sFlow agent
@@ -37,69 +39,22 @@ AGENT_FIRST_PORT = 57400  # tests/deploy/fabric_agents.py FIRST_PORT
 SWITCHES = {s.name: s.mgmt_address for s in read_facts([EXAMPLE / "facts.yaml"]).switches}
 
 
-def _docker(*args: str, timeout: float = 120, check: bool = True,
-            stderr: int = subprocess.PIPE) -> str:
-    done = subprocess.run(["docker", *args], stdout=subprocess.PIPE, stderr=stderr,
-                          text=True, timeout=timeout, check=False)
-    if check and done.returncode != 0:
-        raise AssertionError(f"docker {' '.join(args)}: exit {done.returncode}: "
-                             f"{(done.stderr or '').strip()[-2000:]}")
-    return done.stdout
-
-
-@pytest.fixture(scope="session")
-def image() -> str:
-    """``make image`` (once per run; incremental), or a skip saying what is missing."""
-    if shutil.which("docker") is None:
-        pytest.skip("no docker command: the image tests need a Docker engine")
-    if subprocess.run(["docker", "info"], capture_output=True, timeout=60).returncode:
-        pytest.skip("the Docker engine does not answer (docker info failed)")
-    if os.geteuid() != 0 and not (ROOT / "build/image/base-bookworm.tar").exists():
-        pytest.skip("not root: debootstrap cannot make the image's base")
-    began = time.monotonic()
-    done = subprocess.run(["make", "--no-print-directory", "image"], cwd=ROOT,
-                          capture_output=True, text=True, timeout=3600, check=False)
-    assert done.returncode == 0, (done.stdout + done.stderr)[-4000:]
-    size = int(_docker("image", "inspect", IMAGE, "--format", "{{.Size}}"))
-    print(f"\nmake image: {time.monotonic() - began:.1f} s, {IMAGE} {size / 1e6:.0f} MB")
-    return IMAGE
-
-
 def test_version_user_and_base(image):
-    out = _docker("run", "--rm", "--read-only", "--network", "none", image, "--version")
+    out = docker("run", "--rm", "--read-only", "--network", "none", image, "--version")
     assert out == f"fabcorr {VERSION}\n"
-    config = json.loads(_docker("image", "inspect", image, "--format", "{{json .Config}}"))
+    config = json.loads(docker("image", "inspect", image, "--format", "{{json .Config}}"))
     assert config["User"] == "65532:65532"  # deploy/base/deployment.yaml runs as 65532
     assert config["Entrypoint"] == ["fabcorr"]
     assert config["Labels"]["org.opencontainers.image.version"] == VERSION
     # built FROM the imported debootstrap root filesystem: its one layer comes first
-    layers = json.loads(_docker("image", "inspect", image, "--format",
+    layers = json.loads(docker("image", "inspect", image, "--format",
                                 "{{json .RootFS.Layers}}"))
-    (base_layer,) = json.loads(_docker("image", "inspect", BASE, "--format",
+    (base_layer,) = json.loads(docker("image", "inspect", BASE, "--format",
                                        "{{json .RootFS.Layers}}"))
     assert layers[0] == base_layer and len(layers) > 1
-    uid = _docker("run", "--rm", "--read-only", "--network", "none", "--entrypoint",
+    uid = docker("run", "--rm", "--read-only", "--network", "none", "--entrypoint",
                   "id", image)
     assert uid.startswith("uid=65532(fabcorr) gid=65532(fabcorr)")
-
-
-def _get(url: str) -> tuple[int, bytes]:
-    """Status and body of GET url, whatever the status; ConnectionError when refused."""
-    try:
-        with urllib.request.urlopen(url, timeout=5) as response:
-            return response.status, response.read()
-    except urllib.error.HTTPError as exc:
-        return exc.code, exc.read()
-    except urllib.error.URLError as exc:
-        raise ConnectionError(str(exc.reason)) from exc
-
-
-def _wait(condition, timeout: float, what: str, logs) -> None:
-    deadline = time.monotonic() + timeout
-    while not condition():
-        if time.monotonic() > deadline:
-            raise AssertionError(f"not {what} in {timeout} s:\n{logs()[-3000:]}")
-        time.sleep(0.2)
 
 
 def _metric(exposition: str, name: str, labels: str = "") -> float | None:
@@ -118,16 +73,15 @@ def test_run_in_a_container_against_the_emulated_fabric(image, tmp_path):
     mounts = ["-v", f"{EXAMPLE}:/example:ro",
               "-v", f"{Path(__file__).parent / 'fabric_agents.py'}:/agents.py:ro"]
     python = ["--entrypoint", "/opt/fabcorr/bin/python"]
-    _docker("network", "create", network)
+    docker("network", "create", network)
     try:
-        _docker("run", "-d", "--name", agents, "--network", network, "--read-only",
+        docker("run", "-d", "--name", agents, "--network", network, "--read-only",
                 *mounts, *python, image, "/agents.py", "serve", "/example/facts.yaml",
                 PASSWORD)
-        agents_logs = lambda: _logs(agents)  # noqa: E731
-        _wait(lambda: "ready" in agents_logs(), 120, "agents ready", agents_logs)
-        agents_ip = _ip(agents, network)
-        subnet = json.loads(_docker("network", "inspect", network, "--format",
-                                    "{{json .IPAM.Config}}"))[0]["Subnet"]
+        agents_logs = lambda: logs(agents)  # noqa: E731
+        wait(lambda: "ready" in agents_logs(), 120, "agents ready", agents_logs)
+        agents_ip = ip(agents, network)
+        addresses, _ = subnet(network)
         config = {
             "defaults": {"gnmi": {"insecure": True, "username": "fabcorr", "timeout_s": 5.0,
                                   "password": {"env": "FABCORR_GNMI_PASSWORD"}}},
@@ -139,56 +93,56 @@ def test_run_in_a_container_against_the_emulated_fabric(image, tmp_path):
             "topology": {"discover_every_s": 0},
             "telemetry": {"interval_s": 1.0},
             # one sender container relays every switch's datagrams
-            "sflow": {"listen": "0.0.0.0:6343", "relays": [subnet]},
+            "sflow": {"listen": "0.0.0.0:6343", "relays": [addresses]},
             "attribution": {"interval_s": 1.0},
         }
         (tmp_path / "fabcorr.yaml").write_text(yaml.safe_dump(config))
         tmp_path.chmod(0o755)  # the container's user 65532 reads it
         began = time.monotonic()
-        _docker("run", "-d", "--name", service, "--network", network, "--read-only",
+        docker("run", "-d", "--name", service, "--network", network, "--read-only",
                 "--tmpfs", "/tmp", "-e", f"FABCORR_GNMI_PASSWORD={PASSWORD}",
                 "-v", f"{tmp_path}:/etc/fabcorr:ro", "-v", f"{EXAMPLE}:/example:ro",
                 image, "run", "--config", "/etc/fabcorr/fabcorr.yaml")
-        service_logs = lambda: _logs(service)  # noqa: E731
-        url = f"http://{_ip(service, network)}:9460"
+        service_logs = lambda: logs(service)  # noqa: E731
+        url = f"http://{ip(service, network)}:9460"
 
         statuses: list[int] = []
 
         def ready() -> bool:
             try:
-                statuses.append(_get(url + "/readyz")[0])
+                statuses.append(get(url + "/readyz")[0])
             except ConnectionError:  # not listening yet
                 return False
             return statuses[-1] == 200
 
-        _wait(ready, 180, "ready", service_logs)
+        wait(ready, 180, "ready", service_logs)
         print(f"\nfabcorr run in a container: ready {time.monotonic() - began:.1f} s "
               f"after docker run")
         assert set(statuses) <= {503, 200}, statuses  # 503 until the fabric is built
-        assert _get(url + "/readyz") == (200, b"ready\n")
-        assert _get(url + "/healthz")[0] == 200
-        assert _get(url + "/api/v1/no-such-thing")[0] == 404
-        status, body = _get(url + "/metrics")
+        assert get(url + "/readyz") == (200, b"ready\n")
+        assert get(url + "/healthz")[0] == 200
+        assert get(url + "/api/v1/no-such-thing")[0] == 404
+        status, body = get(url + "/metrics")
         assert status == 200
         exposition = body.decode()
         for name in SWITCHES:  # every switch answered discovery and streams counters
-            _wait(lambda n=name: _metric(_get(url + "/metrics")[1].decode(),
+            wait(lambda n=name: _metric(get(url + "/metrics")[1].decode(),
                                          "fabcorr_collector_up",
                                          f'{{protocol="gnmi",switch="{n}"}}') == 1,
                   60, f"{name} collected", service_logs)
         assert _metric(exposition, "fabcorr_sflow_datagrams_total") == 0
 
-        sent = int(_docker("run", "--rm", "--network", network, "--read-only", *mounts,
+        sent = int(docker("run", "--rm", "--network", network, "--read-only", *mounts,
                            *python, image, "/agents.py", "send", "/example/facts.yaml",
-                           "/example/flows.yaml", f"{_ip(service, network)}:6343",
+                           "/example/flows.yaml", f"{ip(service, network)}:6343",
                            timeout=300))
         assert sent > 1000
-        decoded = lambda: _metric(_get(url + "/metrics")[1].decode(),  # noqa: E731
+        decoded = lambda: _metric(get(url + "/metrics")[1].decode(),  # noqa: E731
                                   "fabcorr_sflow_datagrams_total")
-        _wait(lambda: decoded() == sent, 60, f"{sent} datagrams decoded",
+        wait(lambda: decoded() == sent, 60, f"{sent} datagrams decoded",
               lambda: f"decoded {decoded()}\n" + service_logs())
-        _docker("stop", "--time", "30", service, timeout=60)
-        assert _docker("inspect", service, "--format", "{{.State.ExitCode}}") == "0\n"
+        docker("stop", "--time", "30", service, timeout=60)
+        assert docker("inspect", service, "--format", "{{.State.ExitCode}}") == "0\n"
 
         # the live Kubernetes inventory with its API server unreachable (nothing listens
         # on the agents' port 1): alive, but not ready until its first lists complete
@@ -199,32 +153,16 @@ def test_run_in_a_container_against_the_emulated_fabric(image, tmp_path):
             "contexts": [{"name": "c", "context": {"cluster": "c", "user": "u"}}]}))
         config["kubernetes"] = {"source": ["live"], "kubeconfig": "/etc/fabcorr/kubeconfig"}
         (tmp_path / "unready.yaml").write_text(yaml.safe_dump(config))
-        _docker("run", "-d", "--name", unready, "--network", network, "--read-only",
+        docker("run", "-d", "--name", unready, "--network", network, "--read-only",
                 "--tmpfs", "/tmp", "-e", f"FABCORR_GNMI_PASSWORD={PASSWORD}",
                 "-v", f"{tmp_path}:/etc/fabcorr:ro", image, "run", "--config",
                 "/etc/fabcorr/unready.yaml")
-        unready_url = f"http://{_ip(unready, network)}:9460"
-        unready_logs = lambda: _logs(unready)  # noqa: E731
+        unready_url = f"http://{ip(unready, network)}:9460"
+        unready_logs = lambda: logs(unready)  # noqa: E731
 
-        def alive() -> bool:
-            try:
-                return _get(unready_url + "/healthz")[0] == 200
-            except ConnectionError:
-                return False
-
-        _wait(alive, 120, "alive", unready_logs)
-        assert _get(unready_url + "/readyz") == (503, b"not ready\n")
+        wait(lambda: answers(unready_url + "/healthz"), 120, "alive", unready_logs)
+        assert get(unready_url + "/readyz") == (503, b"not ready\n")
     finally:
         for container in (unready, service, agents):
-            _docker("rm", "-f", container, check=False)
-        _docker("network", "rm", network, check=False)
-
-
-def _logs(container: str) -> str:
-    """The container's output, stdout and stderr interleaved."""
-    return _docker("logs", container, check=False, stderr=subprocess.STDOUT)
-
-
-def _ip(container: str, network: str) -> str:
-    return _docker("inspect", container, "--format",
-                   f"{{{{(index .NetworkSettings.Networks \"{network}\").IPAddress}}}}").strip()
+            docker("rm", "-f", container, check=False)
+        docker("network", "rm", network, check=False)

@@ -19,14 +19,12 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import json
-import math
 import os
 import re
 import signal
 import socket
 import subprocess
 import sys
-import threading
 import time
 from collections import Counter
 from pathlib import Path
@@ -41,8 +39,6 @@ from correlator.service.service import Service
 from correlator.shards import Shard, owner
 from inventory.counters import PortCounters
 from inventory.factfile import read_facts
-from simulator.sflow_run import capture
-from simulator.spec import load_capture_spec
 from tests.correlator.service import prometheus
 from tests.correlator.service.example_view import SNAPSHOT
 from tests.correlator.service.running import (
@@ -52,22 +48,30 @@ from tests.correlator.service.running import (
     fetch_url,
     free_port,
 )
+from tests.correlator.service.sharding import (
+    INTERVAL_S,
+    SHARDS,
+    Bursts,
+    InletCounts,
+    Switches,
+    burst,
+    logged,
+    until_agreed,
+    wait,
+)
 from topology.schema import NodeKind, port_id
 from topology.snapshot import load_snapshot
 
-SHARDS = 3
-INTERVAL_S = 2.0
-BURST_AT = 0.3  # seconds into an interval
 INTERVALS = 6  # bursts at least; more until Prometheus has the sums
-ALONE, SHARDED = 'shard=""', 'shard!=""'  # the single process's series, the shards'
 
 
-class Inlet:
+class Inlet(InletCounts):
     """``fabcorr inlet`` in front of ``shards``, knowing the switches of the example's
     snapshot from ``config`` (a shard's), its metrics on a free port."""
 
     def __init__(self, folder: Path, config: Path, shards: list[Process]) -> None:
         self.sflow_port, self.http_port = free_port(socket.SOCK_DGRAM), free_port()
+        super().__init__(f"http://127.0.0.1:{self.http_port}")
         self.stderr = (folder / "inlet.log").open("w")
         self.process = subprocess.Popen(
             [sys.executable, "-c", "import sys; from correlator.cli.main import main; "
@@ -85,48 +89,11 @@ class Inlet:
             return fetch_url(f"http://127.0.0.1:{self.http_port}/readyz", timeout=5)[0] == 200
         return False
 
-    def counts(self, name: str) -> dict[tuple[str, str], float]:
-        """The samples of metric ``name`` (the inlet's): (shard, reason) -> value."""
-        text = fetch_url(f"http://127.0.0.1:{self.http_port}/metrics", timeout=30)[1].decode()
-        return {(labels.get("shard", ""), labels.get("reason", "")): float(value)
-                for labels, value in ((dict(re.findall(r'(\w+)="([^"]*)"', line)),
-                                       line.rpartition(" ")[2])
-                                      for line in text.splitlines()
-                                      if line.startswith(name + "{"))}
-
-    def handled(self) -> float:
-        """Datagrams forwarded or dropped since the start: each one received, once."""
-        return sum(self.counts("fabcorr_inlet_forwarded_datagrams_total").values()) + \
-            sum(self.counts("fabcorr_inlet_dropped_datagrams_total").values())
-
     def close(self) -> None:
         if self.process.poll() is None:
             self.process.kill()
             self.process.wait()
         self.stderr.close()
-
-
-class Switches:
-    """The example's switches sending sFlow, each from its own (loopback) address, as the
-    inlet checks: every datagram to the single process and to the inlet."""
-
-    def __init__(self, alone: Process, inlet: Inlet) -> None:
-        self.targets = [("127.0.0.1", alone.sflow_port), ("127.0.0.1", inlet.sflow_port)]
-        self.sent = 0  # to the inlet
-        self._sockets: dict[str, socket.socket] = {}
-
-    def send(self, data: bytes, agent: str) -> None:
-        out = self._sockets.get(agent)
-        if out is None:
-            out = self._sockets[agent] = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-            out.bind((agent, 0))
-        for target in self.targets:
-            out.sendto(data, target)
-        self.sent += 1
-
-    def close(self) -> None:
-        for out in self._sockets.values():
-            out.close()
 
 
 class Process:
@@ -172,10 +139,7 @@ class Process:
 
     def logged(self) -> dict[float, dict]:
         """Attributed intervals by start (the last record of each)."""
-        if not self.log.exists():
-            return {}
-        records = (json.loads(line) for line in self.log.read_text().splitlines() if line)
-        return {r["attribution"]["start"]: r["attribution"] for r in records}
+        return logged(self.log)
 
     def close(self) -> None:
         if self.process.poll() is None:
@@ -187,29 +151,6 @@ class Process:
         """The start of the last interval its API answers about."""
         status = json.loads(fetch_url(f"{self.url}/api/v1/status", timeout=30)[1])
         return status["interval"]["start"] if status["interval"] else None
-
-
-def _wait(condition, timeout: float, what: str) -> None:
-    deadline = time.monotonic() + timeout
-    while not condition():
-        if time.monotonic() > deadline:
-            raise AssertionError(f"not {what} within {timeout:g} s")
-        time.sleep(0.1)
-
-
-def _burst() -> list[tuple[bytes, str, str]]:
-    """One second of the example's sFlow (no counter samples), with a flow on every
-    switch: (datagram, switch, its agent address)."""
-    facts = read_facts([EXAMPLE / "facts.yaml"])
-    spec = load_capture_spec(EXAMPLE / "flows.yaml")
-    first = spec.flows[0]
-    extra = [dataclasses.replace(first, switch=s.name, port="Ethernet1", out_port="",
-                                 packets_per_s=500_000 * (n + 1))
-             for n, s in enumerate(facts.switches) if s.name not in ("leaf01", "spine01")]
-    switch_of = {s.mgmt_address: s.name for s in facts.switches}
-    run = capture(facts, [*spec.flows, *extra], 1, spec.sampling_rate, time.time(),
-                  spec.seed, counter_every_s=10**6)
-    return [(data, switch_of[agent], agent) for _, data, agent in run.datagrams]
 
 
 SHARD_HOSTS = tuple(f"127.0.0.{i + 2}" for i in range(SHARDS))
@@ -237,9 +178,10 @@ def processes(tmp_path_factory):
         started += shards
         inlet = Inlet(started[0].folder, shards[0].folder / "fabcorr.yaml", shards)
         for process in started:
-            _wait(process.ready, 120, f"{process.shard or 'alone'} ready")
-        _wait(inlet.ready, 120, "the inlet ready")
-        switches = Switches(started[0], inlet)
+            wait(process.ready, 120, f"{process.shard or 'alone'} ready")
+        wait(inlet.ready, 120, "the inlet ready")
+        switches = Switches([("127.0.0.1", started[0].sflow_port),
+                             ("127.0.0.1", inlet.sflow_port)])
         yield started[0], shards, inlet, switches
     finally:
         for process in (*started, *shards, *([inlet] if inlet else [])):
@@ -248,59 +190,17 @@ def processes(tmp_path_factory):
             switches.close()
 
 
-def _send(switches: Switches, burst: list[tuple[bytes, str, str]], inlet: Inlet
-          ) -> tuple[float, float, float] | None:
-    """Send ``burst`` at the next interval's BURST_AT (to the single process and the
-    inlet): the start of the interval it went into wholly, the inlet having passed all of
-    it on, and when it was sent (first datagram) and passed on (last), else None."""
-    now = time.time()
-    start = math.floor(now / INTERVAL_S) * INTERVAL_S
-    time.sleep(max(0.0, start + BURST_AT - now) if now < start + BURST_AT
-               else start + INTERVAL_S + BURST_AT - now)
-    began = time.time()
-    for data, _, agent in burst:
-        switches.send(data, agent)
-    _wait(lambda: inlet.handled() >= switches.sent, 60, "the burst passed on by the inlet")
-    ended = time.time()
-    if math.floor(began / INTERVAL_S) == math.floor(ended / INTERVAL_S):
-        return math.floor(began / INTERVAL_S) * INTERVAL_S, began, ended
-    return None
-
-
-def _tenant_sums(server: prometheus.Prometheus, selector: str) -> dict[str, float]:
-    return {r["metric"]["tenant"]: float(r["value"][1]) for r in server.query(
-        f"sum by (tenant) (fabcorr_tenant_fabric_bytes_per_second{{{selector}}})")}
-
-
-def _same(a: dict[str, float], b: dict[str, float]) -> bool:
-    return bool(a) and a.keys() == b.keys() and all(
-        math.isclose(a[k], b[k], rel_tol=1e-9) for k in a)
-
-
 def test_three_shards_answer_as_one_process(processes):
     alone, shards, inlet, switches = processes
-    burst = _burst()
-    shares = Counter(owner(switch, SHARDS) for _, switch, _ in burst)
+    datagrams = burst()
+    shares = Counter(owner(switch, SHARDS) for _, switch, _ in datagrams)
     assert sorted(shares) == [0, 1, 2]  # every shard has datagrams
-    clean: list[float] = []  # interval starts whose burst was sent wholly inside them
-    agreed: dict[str, float] = {}
     with prometheus.running([p.target for p in (alone, *shards)]) as server, \
             socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as sender:
         # a datagram of another shard's switch: not believed
-        stray = next(data for data, switch, _ in burst if owner(switch, SHARDS) != 0)
+        stray = next(data for data, switch, _ in datagrams if owner(switch, SHARDS) != 0)
         sender.sendto(stray, ("127.0.0.1", shards[0].sflow_port))
-        deadline = time.monotonic() + 120
-        while len(clean) < INTERVALS or not agreed:
-            assert time.monotonic() < deadline, (
-                f"{len(clean)} clean intervals; Prometheus: alone "
-                f"{_tenant_sums(server, ALONE)}, shards {_tenant_sums(server, SHARDED)}")
-            sent = _send(switches, burst, inlet)
-            if sent is not None:
-                clean.append(sent[0])
-            if len(clean) >= 2 and not agreed:  # steady: the last intervals are alike
-                single = _tenant_sums(server, ALONE)
-                if _same(single, _tenant_sums(server, SHARDED)):
-                    agreed = single
+        clean, agreed = until_agreed(server, switches, datagrams, inlet, INTERVALS)
         assert set(agreed) >= {"team-a", "team-b"}
         # each shard's series are labelled with its index, and none comes from two
         labels = {r["metric"].get("shard", "") for r in server.query("fabcorr_ready")}
@@ -311,7 +211,7 @@ def test_three_shards_answer_as_one_process(processes):
         rejects = server.query('fabcorr_sflow_rejects_total{reason="unknown-agent"}')
         assert {r["metric"].get("shard", ""): r["value"][1] for r in rejects} == {"0": "1"}
 
-    _wait(lambda: all(max(p.logged(), default=0) >= clean[-1] for p in (alone, *shards)),
+    wait(lambda: all(max(p.logged(), default=0) >= clean[-1] for p in (alone, *shards)),
           120, "the last interval logged everywhere")
     said = [(p.folder / "service.log").read_text() for p in shards]
     assert [re.findall(r"shard (\d/3): (\d) of 6 switches, (\d) of", log) for log in said] == [
@@ -327,34 +227,6 @@ def test_three_shards_answer_as_one_process(processes):
         assert sum(link["samples"] for link in found) > 0
         assert sum(log[start]["unattributed_samples"] for log in logs) == \
             single[start]["unattributed_samples"]
-
-
-class Bursts:
-    """Sends a burst every interval from a thread (:func:`_send`) while the test asks;
-    ``sent`` holds (interval start, first, last datagram's time) of the clean ones."""
-
-    def __init__(self, switches: Switches, inlet: Inlet) -> None:
-        self.sent: list[tuple[float, float, float]] = []
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._run, args=(switches, inlet), daemon=True)
-
-    def _run(self, switches: Switches, inlet: Inlet) -> None:
-        burst = _burst()
-        while not self._stop.is_set():
-            sent = _send(switches, burst, inlet)
-            if sent is not None:
-                self.sent.append(sent)
-
-    def __enter__(self) -> Bursts:
-        self._thread.start()
-        return self
-
-    def __exit__(self, *_: object) -> None:
-        self._stop.set()
-        self._thread.join(timeout=30)
-
-    def clean(self) -> set[float]:
-        return {start for start, _, _ in self.sent}
 
 
 SHARDS_NAME = "fabcorr-shards.test"  # the headless Service name the injected resolver knows
@@ -424,12 +296,12 @@ def test_a_shard_killed_and_restarted_misses_only_its_switches(processes, capsys
     victim = shards[killed]
     refused = inlet.counts("fabcorr_inlet_dropped_datagrams_total")
     with Bursts(switches, inlet) as bursts:
-        _wait(lambda: bursts.clean() & set(victim.logged()), 60,
+        wait(lambda: bursts.clean() & set(victim.logged()), 60,
               "a clean burst logged by the shard before the kill")
         victim.process.send_signal(signal.SIGKILL)
         victim.process.wait()
         down = time.time()
-        _wait(lambda: sum(began > down for _, began, _ in bursts.sent) >= 2, 60,
+        wait(lambda: bursts.after(down) >= 2, 60,
               "two clean bursts while it is down")
         status, out, err = _cli(capsys, "top", "tenants", "--server", listed)
         assert status == 3
@@ -441,9 +313,9 @@ def test_a_shard_killed_and_restarted_misses_only_its_switches(processes, capsys
         restarted = Process(tmp_path, victim.shard, victim.host,
                             (victim.http_port, victim.sflow_port))
         shards[killed] = restarted
-        _wait(restarted.ready, 120, "the restarted shard ready")
+        wait(restarted.ready, 120, "the restarted shard ready")
         up = time.time()
-        _wait(lambda: sum(began > up for _, began, _ in bursts.sent) >= 2, 60,
+        wait(lambda: bursts.after(up) >= 2, 60,
               "two clean bursts after the restart")
         sent = list(bursts.sent)
     # the inlet sends to the shards from connected sockets: the kernel refuses a send to
@@ -453,7 +325,7 @@ def test_a_shard_killed_and_restarted_misses_only_its_switches(processes, capsys
                 if reason == "send-error"}
     assert refusals["1"] > 0 and refusals["0"] == refusals["2"] == 0, refusals
     last = max(start for start, _, _ in sent)
-    _wait(lambda: all(max(p.logged(), default=0) >= last for p in (alone, *shards)), 120,
+    wait(lambda: all(max(p.logged(), default=0) >= last for p in (alone, *shards)), 120,
           "the last interval logged everywhere")
     single, logs = alone.logged(), [victim.logged(), restarted.logged()]
     others = [shard.logged() for index, shard in enumerate(shards) if index != killed]
