@@ -97,15 +97,8 @@ def capture(fabric: FabricGraph) -> tuple[list[tuple[float, bytes, str]], int]:
     from a random pod at its leaf port to a random pod; and how many distinct (source,
     destination) pairs they hold."""
     rng = random.Random(14)
-    graph = fabric.graph
     agents = {s.name: s.sflow_agent for s in fabric.facts.switches}
-    by_leaf: dict[str, list[tuple[bytes, int]]] = {}
-    addresses = []
-    for podif, plug in sorted(plugs(fabric).items()):
-        port = graph.nodes[plug.leaf_port]
-        address = bytes(int(p) for p in graph.nodes[podif]["ipv4"].split("/")[0].split("."))
-        addresses.append(address)
-        by_leaf.setdefault(port["switch"], []).append(_template(address, port["ifindex"]))
+    by_leaf, addresses = leaf_templates(fabric)
     leaves = sorted(by_leaf)
     sequence = dict.fromkeys(leaves, 0)
     payloads: list[tuple[bytes, str]] = []
@@ -119,7 +112,7 @@ def capture(fabric: FabricGraph) -> tuple[list[tuple[float, bytes, str]], int]:
         for _ in range(count):
             template = rng.choice(by_leaf[leaf])
             dst = rng.choice(addresses)
-            samples.append(_to(template, dst))
+            samples.append(sample_to(template, dst))
             pairs.add((template[0][template[1] - 8:template[1] - 4], dst))
         header = sflow_wire.datagram_header(agents[leaf], 0, sequence[leaf], sequence[leaf],
                                             count)
@@ -130,7 +123,22 @@ def capture(fabric: FabricGraph) -> tuple[list[tuple[float, bytes, str]], int]:
             for i, (data, agent) in enumerate(payloads)], len(pairs)
 
 
-def _template(src: bytes, ifindex: int) -> tuple[bytes, int]:
+def leaf_templates(fabric: FabricGraph) -> tuple[dict[str, list[tuple[bytes, int]]],
+                                                   list[bytes]]:
+    """Per leaf, a sample template (:func:`sample_template`) from each pod interface at
+    its ports; and every pod interface's address."""
+    graph = fabric.graph
+    by_leaf: dict[str, list[tuple[bytes, int]]] = {}
+    addresses = []
+    for podif, plug in sorted(plugs(fabric).items()):
+        port = graph.nodes[plug.leaf_port]
+        address = bytes(int(p) for p in graph.nodes[podif]["ipv4"].split("/")[0].split("."))
+        addresses.append(address)
+        by_leaf.setdefault(port["switch"], []).append(sample_template(address, port["ifindex"]))
+    return by_leaf, addresses
+
+
+def sample_template(src: bytes, ifindex: int) -> tuple[bytes, int]:
     """A flow sample from ``src`` to 0.0.0.0 at port ``ifindex``, and where its sampled
     header's IPv4 destination ends."""
     mac = bytes(6)
@@ -141,7 +149,7 @@ def _template(src: bytes, ifindex: int) -> tuple[bytes, int]:
     return encoded, len(encoded) - 128 + 34  # the header is the sample's last 128 bytes
 
 
-def _to(template: tuple[bytes, int], dst: bytes) -> bytes:
+def sample_to(template: tuple[bytes, int], dst: bytes) -> bytes:
     """The template sample sent to ``dst``: its address and IPv4 header checksum set
     (RFC 1624: the checksum of a zero destination, less the new words)."""
     encoded, end = template
