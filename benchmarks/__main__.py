@@ -39,7 +39,6 @@ SUITES: dict[str, Callable[[list[str], int], list[Result]]] = {
 }
 X_LARGE: dict[str, Callable[[list[str], int], list[Result]]] = {"shards": shard_suite.run}
 """Suites run only when named (``--only``; ``make bench-xl``): minutes and gigabytes each."""
-EVERY = {**SUITES, **X_LARGE}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -49,9 +48,9 @@ def main(argv: list[str] | None = None) -> int:
     print(line, flush=True)
     for name in suites:
         print(f"running {name} on {', '.join(args.sizes)} ...", file=sys.stderr, flush=True)
-        results += EVERY[name](args.sizes, args.repeat)
+        results += {**SUITES, **X_LARGE}[name](args.sizes, args.repeat)
     print(table(results))
-    written = merge(read_results(args.output), results, suites, list(EVERY))
+    written = merge(read_results(args.output), results, suites, list(SUITES))
     args.output.write_text(json.dumps([dataclasses.asdict(r) for r in written], indent=1)
                            + "\n")
     print(f"wrote {len(results)} results to {args.output} ({len(written)} in all)",
@@ -75,7 +74,7 @@ def _parser() -> argparse.ArgumentParser:
                         help="runs per timed step, the median is reported (default: 3)")
     parser.add_argument("--output", type=Path, default=Path("bench-results.json"),
                         help="JSON results file (default: bench-results.json)")
-    parser.add_argument("--only", choices=list(EVERY),
+    parser.add_argument("--only", choices=[*SUITES, *X_LARGE],
                         help="run this suite only (shards: only this way, see make bench-xl)")
     return parser
 

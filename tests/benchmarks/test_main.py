@@ -57,3 +57,20 @@ def test_a_missing_results_file_is_written(tmp_path: Path,
     output = tmp_path / "none-yet.json"
     assert bench.main(["--output", str(output), "--only", "sflow"]) == 0
     assert [r["benchmark"] for r in json.loads(output.read_text())] == ["context", "context"]
+
+
+def test_an_x_large_suite_runs_only_when_named(tmp_path: Path,
+                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    ran: list[str] = []
+    monkeypatch.setattr(bench, "SUITES", {"sflow": lambda sizes, repeat: ran.append("sflow")
+                                          or []})
+    monkeypatch.setattr(bench, "X_LARGE", {"shards": lambda sizes, repeat: ran.append("shards")
+                                           or [Result("shards", "x-large", "n", 12, "count")]})
+    output = tmp_path / "results.json"
+    assert bench.main(["--output", str(output)]) == 0
+    assert ran == ["sflow"]
+    assert bench.main(["--output", str(output), "--only", "shards"]) == 0
+    assert ran == ["sflow", "shards"]
+    assert ("shards", "x-large", "n", 12) in _rows(output)
+    assert bench.main(["--output", str(output)]) == 0  # a default run keeps its rows
+    assert ("shards", "x-large", "n", 12) in _rows(output)
