@@ -25,7 +25,9 @@ Data = dict[str, Any]
 def read_log(path: str | Path) -> tuple[list[Data], list[Data] | None]:
     """The attributions of a log (the last line of each ``start``, where the start first
     came) or of a ``fabcorr attribute -o json`` document (one per interval already), and
-    its hotspots (None: the file has none)."""
+    its hotspots (None: the file has none). A service appending to the log may be caught
+    mid-line (a line of a large fabric spans many pages): a last line without its newline
+    that is not yet whole is left for the next read."""
     text = _text(path)
     try:
         document = json.loads(text)
@@ -34,13 +36,16 @@ def read_log(path: str | Path) -> tuple[list[Data], list[Data] | None]:
     if isinstance(document, dict) and "attributions" in document:
         return document["attributions"], document.get("hotspots")
     attributions: dict[float, Data] = {}  # a correction replaces the line of its start
-    for number, line in enumerate(text.splitlines(), 1):
+    lines = text.split("\n")
+    for number, line in enumerate(lines, 1):
         if not line.strip():
             continue
         try:
             attribution = json.loads(line)["attribution"]
             attributions[attribution["start"]] = attribution
         except (ValueError, KeyError, TypeError) as exc:
+            if number == len(lines):  # no newline yet: a live log's line being written
+                break
             raise ConfigError(str(path), f"line {number}",
                               f"not an attribution log line: {exc!r}") from exc
     return list(attributions.values()), None

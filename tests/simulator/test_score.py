@@ -251,6 +251,22 @@ def test_bad_truth_and_log_files_name_the_line(tmp_path):
         read_hotspots(bad)
 
 
+def test_a_log_caught_mid_line_reads_as_its_whole_lines(tmp_path):
+    """A service appending a line of many pages is seen part-written by a reader (seen in
+    the sharded demo, which scores the shards' logs while they run): the part is left for
+    the next read; a last whole line without its newline is read; a bad line before the
+    last is still an error naming it."""
+    lines = [json.dumps({"attribution": {"start": start, "seconds": 5}}) for start in (0, 5)]
+    log = tmp_path / "log.jsonl"
+    log.write_text(lines[0] + "\n" + lines[1][:20])
+    assert read_log(log) == ([{"start": 0, "seconds": 5}], None)
+    log.write_text(lines[0] + "\n" + lines[1])
+    assert read_log(log) == ([{"start": 0, "seconds": 5}, {"start": 5, "seconds": 5}], None)
+    log.write_text(lines[1][:20] + "\n" + lines[0] + "\n")
+    with pytest.raises(ConfigError, match="line 1"):
+        read_log(log)
+
+
 def test_cli_scores_a_log_and_a_hotspot_list(tmp_path, capsys):
     hot = {("leaf01", "Ethernet9", "out"): {"utilization": 0.9}}
     truth = [_truth(T0 + 10 * n, {"a": 5}, hot, where=("leaf01", "Ethernet9", "out"))

@@ -46,6 +46,13 @@ def run_demo(out: Path, *options: str) -> tuple[int, str]:
     return process.returncode, output
 
 
+def shown(demos: dict[str, tuple[int, str, Path]], name: str) -> tuple[int, str, Path]:
+    """The demo ``name`` of ``demos``: its output printed, so that pytest shows the whole of
+    it with any failure of the test."""
+    print(demos[name][1])
+    return demos[name]
+
+
 @pytest.fixture(scope="module")
 def runs(tmp_path_factory):
     found = {}
@@ -62,7 +69,7 @@ def test_the_demo_finds_the_noisy_tenant_two_intervals_after_it_starts_and_passe
     can get a share of its first ECN marks (0 to 1.6 M a second: a few milliseconds of them
     pass the threshold), and the hotspot then starts at +0 s and is reported at +10 s:
     one interval early, never late."""
-    code, out, _ = runs["demo"]
+    code, out, _ = shown(runs, "demo")
     assert code == 0, out
     assert "verdict: pass" in out
     lines = out.splitlines()
@@ -110,7 +117,7 @@ def test_events_are_named_as_people_know_them():
 
 
 def test_the_demo_announces_the_noisy_job_and_the_ip_handover_as_they_happen(runs):
-    _, out, _ = runs["demo"]
+    _, out, _ = shown(runs, "demo")
     _announced(out, [
         (5, "noisy job: team-c/sweep (tenant team-c) starts sending 170 Gb/s per NIC"),
         (20, "fixed-IP handover: team-a/eval-1 (tenant team-a, job team-a/eval) ends; "
@@ -119,7 +126,7 @@ def test_the_demo_announces_the_noisy_job_and_the_ip_handover_as_they_happen(run
 
 
 def test_a_switch_that_stops_answering_is_reported_down_and_the_rest_stays_accurate(runs):
-    _switch_down_reported(runs["failures"])
+    _switch_down_reported(shown(runs, "failures"))
 
 
 def _switch_down_reported(run: tuple[int, str, Path]) -> None:
@@ -143,7 +150,7 @@ def _switch_down_reported(run: tuple[int, str, Path]) -> None:
 def test_a_failed_cable_disappears_from_the_fabric_and_its_paths(runs):
     """The emulated switches report the cable's ports down with no LLDP neighbour; the
     service's rediscovery drops it, so no path uses it (the model's flows left it too)."""
-    folder = runs["failures"][2]
+    folder = shown(runs, "failures")[2]
     fabric = load_snapshot(folder / "topology.json")  # the last fabric the service built
     assert fabric.peer(port_id("leaf01", "Ethernet9")) is None
     assert fabric.peer(port_id("spine01", "Ethernet1")) is None
@@ -184,7 +191,7 @@ def test_the_demo_over_three_shards_behind_an_inlet_scores_their_union_and_passe
     the demo follows the shards' merged answers and scores the union of their logs, which
     `fabcorr simulate score` with a --log per shard scores alike; no link direction of an
     interval is in two shards' logs."""
-    code, out, folder = sharded["demo"]
+    code, out, folder = shown(sharded, "demo")
     assert code == 0, out
     assert "3 shards (fabcorr run --shard I/3) and fabcorr inlet ready after " in out
     assert re.search(r"  HOTSPOT leaf01:Ethernet9 out: .* since \+(0|5) s ", out), out
@@ -214,4 +221,4 @@ def test_the_demo_over_three_shards_behind_an_inlet_scores_their_union_and_passe
 
 
 def test_a_switch_down_over_three_shards_is_reported_by_its_shard(sharded):
-    _switch_down_reported(sharded["failures"])
+    _switch_down_reported(shown(sharded, "failures"))
