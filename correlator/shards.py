@@ -15,6 +15,7 @@ Shard(index=2, count=3)
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import re
 from typing import NamedTuple
@@ -44,8 +45,10 @@ def weight(index: int, switch: str) -> int:
     return int.from_bytes(digest, "big")
 
 
+@functools.lru_cache(maxsize=1 << 16)
 def owner(switch: str, count: int) -> int:
-    """The index of the shard of ``count`` that owns ``switch``."""
+    """The index of the shard of ``count`` that owns ``switch`` (remembered: a shard asks
+    for every counter reading)."""
     if count < 1:
         raise ValueError(f"a fabric has at least one shard, not {count}")
     return max(range(count), key=lambda index: weight(index, switch))

@@ -66,7 +66,8 @@ def default_streamers() -> dict[str, Streamer]:
 class Collector:
     """Collects counters from ``switches`` every ``interval_s`` into ``sink``; of the
     switches named in ``ports``, a stream asks only for those ports (a poll reads the
-    whole switch: an SNMP walk reads whole tables)."""
+    whole switch: an SNMP walk reads whole tables). :meth:`retarget` changes both while
+    it runs."""
 
     def __init__(self, switches: Sequence[SwitchConfig], interval_s: float, sink: Sink, *,
                  pollers: dict[str, Poller] | None = None,
@@ -80,6 +81,17 @@ class Collector:
         self.backoff, self.clock = backoff or Backoff(), clock
         self.rng = random.Random()
         self.health = {s.name: Health(s.name, self._protocol(s)) for s in switches}
+        self._retargeted = asyncio.Event()
+
+    def retarget(self, switches: Sequence[SwitchConfig],
+                  ports: Mapping[str, Collection[str]] | None = None) -> None:
+        """Collect from ``switches`` (``ports`` as the constructor takes them) from now on:
+        a switch no longer named stops, a new one starts, one whose configuration or ports
+        changed starts again; the others go on undisturbed, their health kept."""
+        self.switches, self.ports = switches, ports or {}
+        self.health = {s.name: self.health.get(s.name) or Health(s.name, self._protocol(s))
+                       for s in switches}
+        self._retargeted.set()
 
     def _protocol(self, switch: SwitchConfig) -> str:
         return next((p for p in switch.protocols if p in self.streamers or p in self.pollers),
@@ -87,12 +99,30 @@ class Collector:
 
     async def run(self, stop: asyncio.Event) -> None:
         """Collect until ``stop`` is set."""
-        tasks = [asyncio.create_task(self._collect(s, stop), name=f"collect-{s.name}")
-                 for s in self.switches]
-        await stop.wait()
-        for task in tasks:
-            task.cancel()
-        await asyncio.gather(*tasks, return_exceptions=True)
+        running: dict[str, tuple[tuple[SwitchConfig, Collection[str] | None],
+                                 asyncio.Task[None]]] = {}
+        stopping = asyncio.create_task(stop.wait())
+        try:
+            while not stop.is_set():
+                self._retargeted.clear()
+                wanted = {s.name: (s, self.ports.get(s.name)) for s in self.switches}
+                for name, (target, task) in list(running.items()):
+                    if wanted.get(name) != target:
+                        task.cancel()
+                        del running[name]
+                for name, (switch, ports) in wanted.items():
+                    if name not in running:
+                        running[name] = (switch, ports), asyncio.create_task(
+                            self._collect(switch, stop), name=f"collect-{name}")
+                retargeted = asyncio.create_task(self._retargeted.wait())
+                await asyncio.wait((stopping, retargeted), return_when=asyncio.FIRST_COMPLETED)
+                retargeted.cancel()
+        finally:
+            stopping.cancel()
+            for _, task in running.values():
+                task.cancel()
+            await asyncio.gather(*(task for _, task in running.values()),
+                                 return_exceptions=True)
 
     async def _collect(self, switch: SwitchConfig, stop: asyncio.Event) -> None:
         health = self.health[switch.name]

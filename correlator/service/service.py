@@ -167,7 +167,7 @@ class Service:
         components: dict[str, tuple[Callable[[asyncio.Event], Awaitable[None]],
                                     float | None]] = {}
         switches, ports = self._read_switches(fabric)
-        if switches:
+        if self._switches:  # a shard may own none of them yet: its fabric's swaps retarget
             self._collector = Collector(switches, config.telemetry_interval_s,
                                         self._readings, ports=ports)
             components["telemetry"] = self._collector.run, None
@@ -276,8 +276,10 @@ class Service:
 
     def _read_switches(self, fabric: FabricGraph
                        ) -> tuple[list[SwitchConfig], dict[str, tuple[str, ...]]]:
-        """The switches whose counters are read: all, or a shard's and those holding the
-        far ends of their cables; and of the latter, the ports read (their far ends)."""
+        """The switches whose counters are read: all, or a shard's (by name, whether its
+        fabric has them yet: a discovery that timed out must not leave a switch unread) and
+        those holding the far ends of their cables in ``fabric``; and of the latter, the
+        ports read (their far ends)."""
         scope = self.engine.scope(fabric)
         if scope is None:
             return list(self._switches), {}
@@ -285,16 +287,17 @@ class Service:
         for port in sorted(scope.peers):
             attrs = fabric.attrs(port)
             ports.setdefault(attrs["switch"], []).append(attrs["name"])
-        return ([s for s in self._switches if s.name in scope.switches or s.name in ports],
+        return ([s for s in self._switches if self.config.shard.owns(s.name) or s.name in ports],
                 {switch: tuple(names) for switch, names in ports.items()})
 
     def _readings(self, readings: list[PortCounters]) -> None:
-        """Counter readings to the engine: all, or a shard's ports' and their peers'."""
+        """Counter readings to the engine: all, or a shard's switches' (by name, as they
+        are read) and their peers'."""
         fabric = self.view.fabric
         scope = self.engine.scope(fabric)
         if scope is not None:
-            named = fabric.indexes.port_named
-            readings = [r for r in readings if r.switch in scope.switches
+            named, owns = fabric.indexes.port_named, self.config.shard.owns
+            readings = [r for r in readings if owns(r.switch)
                         or named(r.switch, r.port) in scope.peers]
         self.engine.readings(readings)
 
@@ -310,6 +313,8 @@ class Service:
                 self._pool.cut(now)
                 self._pool.admit(self._admission(fabric))
             self.view = dataclasses.replace(self.view, fabric=fabric)
+        if self._collector is not None:  # a shard's peers follow its cables
+            self._collector.retarget(*self._read_switches(fabric))
         settle()  # frees the old fabric's cycles; freezes the new one
 
     async def _rediscover(self, stop: asyncio.Event) -> None:

@@ -119,3 +119,42 @@ def test_readings_from_the_future_or_of_no_counts_are_refused_and_counted():
         ("Ethernet3", now + 4.0, {"in_octets": 7})]
     assert collector.health["leaf"].errors == {"future-reading": 1, "bad-time": 1,
                                                "invalid-value": 3}
+
+
+def test_retargeted_the_collector_stops_starts_and_restarts_only_the_switches_that_changed():
+    """A shard's switches and peer ports follow its fabric: a switch dropped stops, a new
+    one starts, a stream whose ports changed subscribes again, the others go on."""
+    subscriptions = []
+
+    async def stream(switch, interval, ports):
+        subscriptions.append((switch.name, ports))
+        while True:
+            yield [PortCounters(switch.name, "Ethernet1", 0.0, {"in_octets": 1})]
+            await asyncio.sleep(interval)
+
+    def config(name, protocol):
+        return SwitchConfig(name, "192.0.2.1", protocols=(protocol,))
+
+    collector = Collector([config("a", "gnmi"), config("b", "snmp")], INTERVAL,
+                          lambda readings: None, pollers={"snmp": good},
+                          streamers={"gnmi": stream}, ports={"a": ("Ethernet1",)})
+    first = collector.health["a"]
+
+    async def main():
+        stop = asyncio.Event()
+        task = asyncio.create_task(collector.run(stop))
+        await asyncio.sleep(2.5 * INTERVAL)
+        collector.retarget([config("a", "gnmi"), config("c", "snmp")],
+                           {"a": ("Ethernet1", "Ethernet2")})
+        await asyncio.sleep(2.5 * INTERVAL)
+        collector.retarget([config("a", "gnmi"), config("c", "snmp")],
+                           {"a": ("Ethernet1", "Ethernet2")})  # the same: nothing restarts
+        await asyncio.sleep(2 * INTERVAL)
+        stop.set()
+        await task
+    virtual_time.run(main())
+    assert subscriptions == [("a", ("Ethernet1",)), ("a", ("Ethernet1", "Ethernet2"))]
+    assert set(collector.health) == {"a", "c"}
+    assert collector.health["a"] is first
+    # a: at 0, 0.1, 0.2, then from 0.25 every 0.1 to 0.65; c: from 0.25 to 0.65
+    assert (collector.health["a"].updates, collector.health["c"].updates) == (8, 5)

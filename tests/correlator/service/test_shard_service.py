@@ -16,6 +16,7 @@ fabric bytes are the single process's, and no link series comes from two shards.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import dataclasses
 import json
@@ -34,6 +35,7 @@ import yaml
 
 from correlator.cli import servers
 from correlator.cli.main import main
+from correlator.collect.collector import Collector
 from correlator.service.config import service_config_from
 from correlator.service.service import Service
 from correlator.shards import Shard, owner
@@ -59,6 +61,7 @@ from tests.correlator.service.sharding import (
     until_agreed,
     wait,
 )
+from topology.build import build_graph
 from topology.schema import NodeKind, port_id
 from topology.snapshot import load_snapshot
 
@@ -370,6 +373,36 @@ def test_a_shard_reads_its_switches_and_the_far_ends_of_their_cables():
     expected = spine02 | {fabric.peer(p) for p in spine02 if fabric.peer(p)}
     assert {port_id(r.switch, r.port) for r in read} == expected
     assert len(expected) == 8
+
+
+def test_a_shard_reads_its_switches_before_discovery_finds_them_and_follows_its_cables():
+    """A discovery that timed out (a loaded machine, seen in the sharded demo) leaves a
+    shard's switch out of its first fabric: the shard reads it all the same, from the
+    configuration, and once a fabric with its cables comes, reads their far ends too."""
+    facts = read_facts([EXAMPLE / "facts.yaml"])
+    config = service_config_from({
+        "switches": [{"name": s.name, "address": s.mgmt_address, "protocols": ["gnmi"]}
+                     for s in facts.switches],
+        "topology": {"snapshot": str(SNAPSHOT)}, "shards": {"count": SHARDS}}, "f.yaml", {})
+    service = Service(dataclasses.replace(config, shard=Shard(2, SHARDS)))  # spine02's
+    unanswered = build_graph(dataclasses.replace(
+        facts, switches=tuple(s for s in facts.switches if s.name != "spine02"),
+        interfaces=tuple(i for i in facts.interfaces if i.switch != "spine02"),
+        neighbors=tuple(n for n in facts.neighbors if n.local_device != "spine02")))
+    service.view = dataclasses.replace(service.view, fabric=unanswered)
+    switches, ports = service._read_switches(unanswered)
+    assert ([s.name for s in switches], ports) == (["spine02"], {})
+    read: list[PortCounters] = []
+    service.engine.readings = read.extend  # type: ignore[method-assign]
+    service._readings([PortCounters("spine02", "Ethernet1", 1.0, {}),
+                       PortCounters("leaf01", "Ethernet6", 1.0, {})])
+    assert [(r.switch, r.port) for r in read] == [("spine02", "Ethernet1")]
+    service._collector = Collector(switches, 1.0, service._readings, ports=ports)
+    asyncio.run(service._swap(load_snapshot(SNAPSHOT)))
+    assert [s.name for s in service._collector.switches] == [
+        "leaf01", "leaf02", "leaf03", "leaf04", "spine02"]
+    assert service._collector.ports == {
+        leaf: ("Ethernet6",) for leaf in ("leaf01", "leaf02", "leaf03", "leaf04")}
 
 
 def _series(metrics: str, name: str) -> list[dict[str, str]]:
