@@ -41,6 +41,7 @@ from correlator.service.service import Service
 from correlator.shards import Shard, owner
 from inventory.counters import PortCounters
 from inventory.factfile import read_facts
+from inventory.facts import FactSet
 from tests.correlator.service import prometheus
 from tests.correlator.service.example_view import SNAPSHOT
 from tests.correlator.service.running import (
@@ -351,13 +352,19 @@ def test_a_shard_killed_and_restarted_misses_only_its_switches(processes, capsys
     assert seen["down", False] >= 2 and seen["after", True] >= 2 and seen["before", True]
 
 
-def test_a_shard_reads_its_switches_and_the_far_ends_of_their_cables():
+def _spine02s_shard() -> tuple[Service, FactSet]:
+    """The service of the shard that owns spine02, configured with the example's switches
+    over gNMI (not run); and the example's facts."""
     facts = read_facts([EXAMPLE / "facts.yaml"])
     config = service_config_from({
         "switches": [{"name": s.name, "address": s.mgmt_address, "protocols": ["gnmi"]}
                      for s in facts.switches],
         "topology": {"snapshot": str(SNAPSHOT)}, "shards": {"count": SHARDS}}, "f.yaml", {})
-    service = Service(dataclasses.replace(config, shard=Shard(2, SHARDS)))  # spine02's
+    return Service(dataclasses.replace(config, shard=Shard(2, SHARDS))), facts
+
+
+def test_a_shard_reads_its_switches_and_the_far_ends_of_their_cables():
+    service, _ = _spine02s_shard()
     fabric = load_snapshot(SNAPSHOT)
     service.view = dataclasses.replace(service.view, fabric=fabric)
     switches, ports = service._read_switches(fabric)
@@ -379,12 +386,7 @@ def test_a_shard_reads_its_switches_before_discovery_finds_them_and_follows_its_
     """A discovery that timed out (a loaded machine, seen in the sharded demo) leaves a
     shard's switch out of its first fabric: the shard reads it all the same, from the
     configuration, and once a fabric with its cables comes, reads their far ends too."""
-    facts = read_facts([EXAMPLE / "facts.yaml"])
-    config = service_config_from({
-        "switches": [{"name": s.name, "address": s.mgmt_address, "protocols": ["gnmi"]}
-                     for s in facts.switches],
-        "topology": {"snapshot": str(SNAPSHOT)}, "shards": {"count": SHARDS}}, "f.yaml", {})
-    service = Service(dataclasses.replace(config, shard=Shard(2, SHARDS)))  # spine02's
+    service, facts = _spine02s_shard()
     unanswered = build_graph(dataclasses.replace(
         facts, switches=tuple(s for s in facts.switches if s.name != "spine02"),
         interfaces=tuple(i for i in facts.interfaces if i.switch != "spine02"),
