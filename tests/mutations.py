@@ -154,6 +154,8 @@ MUTATIONS = (
              "timeline: steady through every gap (no kink)"),
     Mutation(TIMELINE, "            self._restarted = False\n            return after",
              "            self._restarted = False", "timeline: a restart read as a wrap"),
+    Mutation(TIMELINE, "slack=at - changed)", "slack=0.0)",
+             "timeline: a stale change's bounds blind to how well it is dated"),
 )
 
 

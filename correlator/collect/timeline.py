@@ -68,19 +68,21 @@ class CounterTimeline:
     [(0.5, 0), (1.5, 0), (2.0, 300), (5.0, 600), (8.0, 900)]
     >>> t.increase(2.0, 5.0), t.increase(0.0, 3.0), t.increase(3.0, 8.0)
     (300.0, None, 500.0)
-    >>> t.increase_bounds(3.0, 8.0)  # at 0 to 300 a second between 2 and 5 s
-    (300.0, 600.0)
+    >>> t.increase_bounds(3.0, 8.0)  # 0 to 300 a second, changes dated within +-0.5 s
+    (250.0, 600.0)
     >>> t.covered_until
     8.0
     """
 
     __slots__ = ("_changes", "_cumulative", "_held", "_last", "_pin_times", "_pinned", "_reads",
-                 "_restarted", "_since", "bits", "fresh", "period", "times", "unknown", "values")
+                 "_restarted", "_since", "bits", "fresh", "period", "slack", "times", "unknown",
+                 "values")
 
     def __init__(self, bits: int = 64, fresh: bool = False) -> None:
         self.bits, self.fresh = bits, fresh
         self.times: list[float] = []
         self.values: list[float] = []  # unwrapped, never decreasing
+        self.slack: list[float] = []  # how far each moment may lie from its true time
         self._last: int | None = None  # the last raw value read
         self._held = 0.0  # when it was last read
         self._since = 0.0  # when it was first read
@@ -125,7 +127,8 @@ class CounterTimeline:
                 self.unknown.append((self.times[-1], max(changed, self.times[-1])))
             else:
                 self._cumulative += step
-            self._known(max(changed, self.times[-1]), self._cumulative)
+            self._known(max(changed, self.times[-1]), self._cumulative,
+                        slack=at - changed)
             if self._reads > 1:
                 changes = self._changes = [*self._changes[-_PERIODS_KEPT:], changed]
                 if len(changes) > 1:
@@ -159,19 +162,22 @@ class CounterTimeline:
         if period is None or self._held - period <= self.times[-1]:
             return
         at, times, values = self._held - period, self.times, self.values
+        slack = max(0.0, self._since - at)  # refreshed between here and its first reading
         if len(times) > 1 and values[-1] == values[-2]:
-            times[-1] = at
+            times[-1], self.slack[-1] = at, slack
         else:
-            self._known(at, values[-1])
+            self._known(at, values[-1], slack)
 
-    def _known(self, at: float, value: float) -> None:
+    def _known(self, at: float, value: float, slack: float = 0.0) -> None:
         if self.times and at == self.times[-1]:
-            self.values[-1] = value
+            self.values[-1], self.slack[-1] = value, slack
             return
         self.times.append(at)
         self.values.append(value)
+        self.slack.append(slack)
         if len(self.times) > _MOMENTS_KEPT:  # older moments than any interval still asks
-            del self.times[:_MOMENTS_KEPT // 2], self.values[:_MOMENTS_KEPT // 2]
+            half = _MOMENTS_KEPT // 2
+            del self.times[:half], self.values[:half], self.slack[:half]
             self.unknown = [span for span in self.unknown if span[1] > self.times[0]]
             self._pin_times = [t for t in self._pin_times if t >= self.times[0]]
             self._pinned = {t: self._pinned[t] for t in self._pin_times}
@@ -222,7 +228,10 @@ class CounterTimeline:
         on either side, widened by that spread on both sides (traffic changes its rate, and
         readings are dated only so well, but as much as its neighbourhood shows; without a
         neighbour, anywhere between the two moments); past the last moment, with
-        ``extrapolate``: from the last value to twice what the last rate carries on.
+        ``extrapolate``: from the last value to twice what the last rate carries on. A
+        moment dated only within a window (a stale agent's change, somewhere between two
+        polls) widens them to the values as far before and after ``at`` as that window
+        (polls that run late leave a change dated less well than its neighbours show).
 
         >>> t = CounterTimeline(fresh=True)
         >>> for at, value in ((0.0, 0), (1.0, 100), (2.0, 210), (3.0, 330)):
@@ -230,6 +239,22 @@ class CounterTimeline:
         >>> t.bounds(1.5)  # 100, 110, 120 a second around: 80 to 140 a second
         (140.0, 170.0)
         """
+        found = self._bounds(at, extrapolate)
+        if found is None:
+            return None
+        times, slack = self.times, self.slack
+        i = bisect.bisect_left(times, at)
+        late = max(slack[max(0, i - 1):i + 1])  # how far the moments around may be dated
+        if not late:
+            return found
+        early = self.value_at(max(times[0], at - late), extrapolate)
+        later = self.value_at(at + late if extrapolate else min(times[-1], at + late),
+                              extrapolate)
+        return (found[0] if early is None else min(found[0], early),
+                found[1] if later is None else max(found[1], later))
+
+    def _bounds(self, at: float, extrapolate: bool) -> tuple[float, float] | None:
+        """:meth:`bounds` for moments dated exactly."""
         times = self.times
         if extrapolate and len(times) > 1 and at > times[-1]:
             carried = self.value_at(at, extrapolate=True)
@@ -272,8 +297,8 @@ class CounterTimeline:
         times = self.times
         if times and times[0] <= start < end <= times[-1]:
             i = bisect.bisect_left(times, start)
-            if times[i] != start and end < times[i]:  # both in one gap
-                return self._within(i, start, end)
+            if times[i] != start and end < times[i] and not max(self.slack[i - 1:i + 1]):
+                return self._within(i, start, end)  # both in one gap between exact moments
         first, last = self.bounds(start, extrapolate), self.bounds(end, extrapolate)
         if first is None or last is None:
             return None

@@ -157,3 +157,33 @@ def test_spans_asked_as_moments_come_never_count_less_than_nothing():
     t.add(3.0, 1600)
     spans = [t.increase(1.5, 1.6), t.increase(1.6, 3.0)]
     assert spans == [0.0, 1250.0] and 350.0 + sum(spans) == 1600.0
+
+
+def test_the_bounds_of_a_stale_counter_hold_its_increase_when_polls_run_late():
+    """A busy poller reads a 3 s agent every second plus a late start (exponential, 0.3 s
+    mean) while the traffic steps between 50 and 100 % of RATE every 5 s: a change is dated
+    only within the polls around it, and each 5 s interval's increase bounds hold the truth
+    in >= 97 % of 2,400 intervals (99.5 % with this seed; bounds blind to how well a change
+    is dated: 84.0 %)."""
+    rng = random.Random(11)
+    inside = asked = 0
+    for _ in range(300):
+        phase = rng.uniform(0, 3)
+        rates = [RATE * rng.choice((0.5, 0.7, 0.8, 1.0)) for _ in range(12)]
+
+        def counted(at: float, rates: list[float] = rates) -> float:
+            whole = int(at // 5)
+            return 5 * sum(rates[:whole]) + rates[whole] * (at - 5 * whole)
+
+        timeline, at = CounterTimeline(), 0.0
+        while at < 55:
+            at += 1 + rng.expovariate(1 / 0.3)
+            refreshed = max(0.0, phase + (at - phase) // 3 * 3)
+            timeline.add(at, int(counted(refreshed)))
+        for start in range(10, 50, 5):
+            bounds = timeline.increase_bounds(start, start + 5)
+            assert bounds is not None
+            asked += 1
+            inside += bounds[0] <= counted(start + 5) - counted(start) <= bounds[1]
+    assert asked == 2400
+    assert inside / asked >= 0.97, inside / asked
