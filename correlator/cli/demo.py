@@ -8,13 +8,16 @@ time. The demo follows the service through its API: one line per attributed inte
 each scripted event of the scenario as it happens, each new hotspot with its culprits,
 victims and their confidence. When the scenario's traffic is
 over it writes the topology exports and the ground truth and scores the service against
-it, then keeps the service up until Ctrl-C or ``--duration``.
+it, then keeps the service up until Ctrl-C or ``--duration``. SIGTERM, like Ctrl-C
+(SIGINT, even when the demo was started with it ignored), stops the service first, then the
+emulated fabric: a demo stopped leaves no ``fabcorr run`` behind.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import signal
 import time
 from pathlib import Path
 from typing import Any
@@ -105,6 +108,8 @@ def _demo(args: argparse.Namespace) -> ExitStatus:
     snmp = [name for name in (args.snmp or "").split(",") if name]
     fabric: Any = None
     service: Services | None = None
+    for signum in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(signum, signal.default_int_handler)  # KeyboardInterrupt: see finally
     try:
         for lead in _LEADS_S:
             # traffic starts on an interval boundary once the service is up: the fact file
@@ -157,11 +162,11 @@ def _demo(args: argparse.Namespace) -> ExitStatus:
     except KeyboardInterrupt:
         _say("interrupted")
         passed = True
-    finally:
-        if fabric is not None:
-            fabric.stop()
+    finally:  # the service first: it reads the fabric's switches to its last interval
         if service is not None:
             service.stop()
+        if fabric is not None:
+            fabric.stop()
     return ExitStatus.OK if passed else ExitStatus.DIFFERS
 
 

@@ -5,8 +5,10 @@ three shards behind an inlet (``--shards 3``)."""
 
 import json
 import re
+import signal
 import subprocess
 import sys
+import time
 from collections import Counter
 from pathlib import Path
 
@@ -16,7 +18,7 @@ from correlator.cli.demo import events, shipped
 from correlator.shards import owner
 from simulator.generator import generate_facts
 from simulator.scenario import load_scenario
-from tests.correlator.service.running import free_port
+from tests.correlator.service.running import free_port, in_session, left_behind
 from topology.queries import summary
 from topology.schema import port_id
 from topology.snapshot import load_snapshot
@@ -26,24 +28,27 @@ DEADLINE_S = 600  # a demo takes about a minute; only a hung one comes near this
 
 
 def run_demo(out: Path, *options: str) -> tuple[int, str]:
-    """``fabcorr demo`` with ``options`` until it exits (killed past the deadline, so no
-    process is left behind); its exit code and output."""
-    process = subprocess.Popen(
-        [sys.executable, "-c", "import sys; from correlator.cli.main import main; "
-         "sys.exit(main())", "demo", "--out", str(out), "--listen",
-         f"127.0.0.1:{free_port()}", *options],
-        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    """``fabcorr demo`` with ``options`` until it exits (killed past the deadline); its exit
+    code and output. It must leave no process behind."""
+    process = _demo(out, *options, stdout=subprocess.PIPE)
     try:
         output, _ = process.communicate(timeout=DEADLINE_S)
     except subprocess.TimeoutExpired:
-        process.kill()
+        left_behind(process)  # the demo and all it started
         output, _ = process.communicate()
         pytest.fail(f"fabcorr demo still running after {DEADLINE_S} s:\n{output}")
-    finally:
-        if process.poll() is None:
-            process.kill()
-            process.wait()
+    left = left_behind(process)
+    assert not left, f"fabcorr demo left running: {left}\n{output}"
     return process.returncode, output
+
+
+def _demo(out: Path, *options: str, stdout: object) -> subprocess.Popen:
+    """``fabcorr demo`` started in a session of its own (see :func:`left_behind`)."""
+    return subprocess.Popen(
+        [sys.executable, "-c", "import sys; from correlator.cli.main import main; "
+         "sys.exit(main())", "demo", "--out", str(out), "--listen",
+         f"127.0.0.1:{free_port()}", *options],
+        stdout=stdout, stderr=subprocess.STDOUT, text=True, start_new_session=True)
 
 
 def shown(demos: dict[str, tuple[int, str, Path]], name: str) -> tuple[int, str, Path]:
@@ -174,6 +179,27 @@ def test_a_machine_too_busy_for_the_lead_sets_up_again_then_gives_up(tmp_path):
     assert done.stderr.strip().splitlines() == [
         "fabcorr: fabcorr run was not ready -60 s after setting up, when the traffic was to "
         "start: too slow a machine"]
+
+
+def test_sigterm_stops_the_demo_and_its_service_mid_traffic(tmp_path):
+    """SIGTERM to the demo alone, once its traffic runs: it says so, stops its service
+    (which had been running in its session) and exits 0, leaving no process behind."""
+    log = tmp_path / "demo.out"
+    with log.open("w") as stream:
+        process = _demo(tmp_path / "out", stdout=stream)
+    try:
+        deadline = time.monotonic() + DEADLINE_S
+        while "traffic starts at" not in log.read_text():
+            assert process.poll() is None and time.monotonic() < deadline, log.read_text()
+            time.sleep(0.5)
+        services = in_session(process)
+        process.send_signal(signal.SIGTERM)
+        code = process.wait(120)
+    finally:
+        left = left_behind(process)
+    assert [" ".join(c.split()[-3:-1]) for c in services] == ["run --config"], services
+    assert (code, left) == (0, []), log.read_text()
+    assert "interrupted" in log.read_text().splitlines()
 
 
 @pytest.fixture(scope="module")

@@ -7,6 +7,7 @@ certificate, with basic auth."""
 from __future__ import annotations
 
 import base64
+import contextlib
 import json
 import os
 import signal
@@ -36,6 +37,32 @@ def free_port(kind: int = socket.SOCK_STREAM) -> int:
     with socket.socket(socket.AF_INET, kind) as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
+
+
+def in_session(process: subprocess.Popen) -> list[str]:
+    """The command lines of the live processes in ``process``'s session (it started with
+    ``start_new_session=True``: its children, and theirs), ``process`` itself left out."""
+    found = []
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rpartition(")")[2].split()
+            command = (stat.parent / "cmdline").read_bytes()
+        except OSError:  # gone meanwhile
+            continue
+        if int(fields[3]) == process.pid and int(stat.parent.name) != process.pid \
+                and fields[0] != "Z":
+            found.append(command.replace(b"\0", b" ").decode(errors="replace").strip())
+    return found
+
+
+def left_behind(process: subprocess.Popen) -> list[str]:
+    """What ``process`` (started with ``start_new_session=True``) left running in its
+    session, all of which is then killed, ``process`` too, and reaped."""
+    left = in_session(process)
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(process.pid, signal.SIGKILL)
+    process.wait()
+    return left
 
 
 def udp_drops(port: int) -> int:

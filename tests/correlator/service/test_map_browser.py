@@ -9,6 +9,7 @@ page's refreshes, so it sees one interval's state. Skipped, saying why, without 
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
@@ -31,7 +32,7 @@ from simulator.generator import generate_facts
 from simulator.ladder import ladder_spec
 from tests.correlator.service.chromium import Browser, chromium_or_skip
 from tests.correlator.service.example_view import SNAPSHOT, make_capture
-from tests.correlator.service.running import free_port
+from tests.correlator.service.running import free_port, left_behind
 from topology.build import build_graph
 
 HOT = "leaf01:Ethernet9"
@@ -65,7 +66,7 @@ def demo(tmp_path_factory):
             [sys.executable, "-c", "import sys; from correlator.cli.main import main; "
              "sys.exit(main())", "demo", "--scenario", str(folder / "demo.yaml"), "--out",
              str(folder / "out"), "--listen", url.removeprefix("http://")],
-            stdout=out, stderr=subprocess.STDOUT)
+            stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
     try:
         deadline = time.monotonic() + HOT_DEADLINE_S
         while not any(h["link"] == HOT for h in _state(url).get("hotspots", ())):
@@ -74,12 +75,11 @@ def demo(tmp_path_factory):
             time.sleep(1)
         yield url
     finally:
-        process.send_signal(signal.SIGINT)  # the demo stops its service and emulators
-        try:
-            process.wait(60)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
+        process.send_signal(signal.SIGTERM)  # the demo stops its service and emulators
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            process.wait(120)
+        left = left_behind(process)
+    assert not left, f"fabcorr demo left running: {left}"
 
 
 def _state(url: str) -> dict:
