@@ -88,6 +88,25 @@ def exposition(parts: list[bytes | SeriesLines]) -> bytes:
     updated, written once into the bytes returned."""
 
 
+Z95: float
+"""The normal quantile of a 95 % interval."""
+FEW_SAMPLES: int
+"""Below this many samples the normal approximation of a group's bytes is not trusted."""
+
+Sums = tuple[int, int, int, int]
+"""samples, estimated bytes, estimated packets, variance of the estimated bytes: exact
+integers (a float is a TypeError)."""
+
+
+def shares(share: type, groups: list[tuple[str, Sums]], total: Sums,
+           counters: tuple[float, tuple[float, float] | None, bool] | None) -> list[tuple]:
+    """Each group's share of ``total`` as ``share(name, samples, share, share_low,
+    share_high, bytes, low, high, packets, exact)`` (a named tuple's class, made without
+    calling it): the method of :mod:`correlator.attribution.estimate`, bytes apportioned
+    from ``counters`` (bytes, the least and most the readings allow or None, disputed)
+    when given, else the sampled estimate (an int). ValueError for a group of no samples."""
+
+
 def indent_json(compact: str, width: int) -> str:
     """``compact``, the text of ``json.dumps(value, separators=(",", ": "))``, as
     ``json.dumps(value, indent=width)`` writes it (the same text, from the C encoder)."""

@@ -7,11 +7,17 @@ tests of the mutated module with its doctests, and prints a table: the mutation,
 is, and how many tests failed with the first of them. A mutation that no test catches is
 ``SURVIVED`` and makes the exit status 1. ``-k TEXT`` runs only the mutations whose
 description contains TEXT.
+
+A mutation of the Rust crate (``wire/src``) rebuilds the copy's extension
+(``correlator/_wire.abi3.so``) before its tests, with cargo in a target folder kept
+across the mutations (the first build takes about a minute, the next ones seconds), and
+puts the original back after.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import re
 import shutil
 import subprocess
@@ -23,11 +29,11 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 HOTSPOTS = "correlator/attribution/hotspots.py"
 RATES = "correlator/collect/rates.py"
-ESTIMATE = "correlator/attribution/estimate.py"
+SHARE = "wire/src/share.rs"
 TIMELINE = "correlator/collect/timeline.py"
 TESTS = {HOTSPOTS: ("tests/correlator/attribution", HOTSPOTS),
          RATES: ("tests/correlator/collect/test_rates.py", RATES),
-         ESTIMATE: ("tests/correlator/attribution", ESTIMATE),
+         SHARE: ("tests/correlator/attribution", "correlator/attribution/estimate.py"),
          TIMELINE: ("tests/correlator/collect/test_timeline.py", TIMELINE)}
 
 
@@ -101,31 +107,35 @@ MUTATIONS = (
              "delta: after >= before -> >"),
     Mutation(RATES, "0 <= v < 1 << reading.width(n)", "0 <= v <= 1 << reading.width(n)",
              "valid: v < 2**bits -> <="),
-    Mutation(ESTIMATE, "half = Z95 * math.sqrt(max(0.0, ratio))", "half = 0.0",
+    Mutation(SHARE, "let half = Z95 * max(0.0, ratio).sqrt();", "let half = 0.0;",
              "share interval: the count interval alone"),
-    Mutation(ESTIMATE, "low, high = low * scale, high * scale", "low, high = share, share",
-             "share interval: the ratio interval alone"),
-    Mutation(ESTIMATE, "if c < FEW_SAMPLES and share > 0:", "if False:",
+    Mutation(SHARE, "let (low, mut high) = (low * scale, high * scale);",
+             "let (low, mut high) = (share, share);", "share interval: the ratio interval alone"),
+    Mutation(SHARE, "if c < FEW_SAMPLES && share > 0.0 {", "if false {",
              "share interval: no log-scale bound with few samples"),
-    Mutation(ESTIMATE, "if c < FEW_SAMPLES and share > 0:", "if c <= FEW_SAMPLES and share > 0:",
+    Mutation(SHARE, "if c < FEW_SAMPLES && share > 0.0 {", "if c <= FEW_SAMPLES && share > 0.0 {",
              "share interval: few samples < FEW_SAMPLES -> <="),
-    Mutation(ESTIMATE, "if c < SCANT_SAMPLES and share > 0:", "if False:",
+    Mutation(SHARE, "if c < SCANT_SAMPLES && share > 0.0 {", "if false {",
              "share interval: no missed-class bound"),
-    Mutation(ESTIMATE, "if c < SCANT_SAMPLES and share > 0:",
-             "if c <= SCANT_SAMPLES and share > 0:",
+    Mutation(SHARE, "if c < SCANT_SAMPLES && share > 0.0 {",
+             "if c <= SCANT_SAMPLES && share > 0.0 {",
              "share interval: scant samples < SCANT_SAMPLES -> <="),
-    Mutation(ESTIMATE, "packets = wilson(c, n, COUNT_Z)[1] * n / c", "packets = 1.0",
-             "share interval: missed-class packet share at its estimate"),
-    Mutation(ESTIMATE, "max(0.0, large - 1)", "max(0.0, large)",
+    Mutation(SHARE, "let packets = wilson(c, n, COUNT_Z).1 * float(n) / float(c);",
+             "let packets = 1.0;", "share interval: missed-class packet share at its estimate"),
+    Mutation(SHARE, "max(0.0, large - 1.0)", "max(0.0, large)",
              "share interval: missed class counted on top of the group's mean"),
-    Mutation(ESTIMATE, "((1 - share) ** 2 * variance +", "((1 - share) * variance +",
-             "share interval: (1 - R) not squared"),
-    Mutation(ESTIMATE, "share * share * (total_variance - variance))",
-             "share * share * total_variance)", "share interval: the others' variance"),
-    Mutation(ESTIMATE, "scale = share * n / c", "scale = 1.0",
+    Mutation(SHARE, "pow(1.0 - share, 2.0) * float(group.variance)",
+             "(1.0 - share) * float(group.variance)", "share interval: (1 - R) not squared"),
+    Mutation(SHARE, "share * share * rest)", "share * share * float(total.variance))",
+             "share interval: the others' variance"),
+    Mutation(SHARE, "let scale = share * float(n) / float(c);", "let scale = 1.0;",
              "share interval: count interval not scaled"),
-    Mutation(ESTIMATE, "margin = Z95 * math.sqrt(variance) if c", "margin = Z95 * variance "
-             "if c", "estimate alone: its standard error"),
+    Mutation(SHARE, "Z95 * float(group.variance).sqrt() }", "Z95 * float(group.variance) }",
+             "estimate alone: its standard error"),
+    Mutation(SHARE, "counted.low = min(counted.low, counted.share_low * least);", "",
+             "shares: the counters' least bytes not stretching the bounds"),
+    Mutation(SHARE, "if !counters.disputed {", "if true {",
+             "shares: disputed counters apportioned as if agreed"),
     Mutation(TIMELINE, "return None if isinstance(verdict, Skip) else verdict",
              "return None if isinstance(verdict, Skip) else after",
              "timeline: a wrap read as a reset"),
@@ -172,16 +182,32 @@ def run(copy: Path, mutation: Mutation) -> tuple[int, list[str]]:
                          f"{original.count(mutation.before)} times")
     target.write_text(original.replace(mutation.before, mutation.after))
     try:
+        if mutation.path.endswith(".rs"):
+            build_extension(copy)
         result = subprocess.run(
             [sys.executable, "-m", "pytest", *TESTS[mutation.path], "-q", "--tb=no", "-rfE",
              "-p", "no:cacheprovider"], cwd=copy, capture_output=True, text=True)
     finally:
         target.write_text(original)
+        if mutation.path.endswith(".rs"):
+            build_extension(copy)
     failed = re.findall(r"^(?:FAILED|ERROR) (\S+?\[.*?\]|\S+)", result.stdout,
                         re.MULTILINE)  # a test id, with its parameters (which may hold " - ")
     if result.returncode not in (0, 1) and not failed:
         failed = [f"pytest exited {result.returncode}"]
     return line_of(original, mutation.before), failed
+
+
+def build_extension(copy: Path) -> None:
+    """Build the copy's crate as its Python extension, as maturin does (pyproject.toml's
+    features), into ``copy/correlator``."""
+    subprocess.run(["cargo", "build", "--quiet", "--release", "--features",
+                    "python,pyo3/extension-module", "--manifest-path",
+                    str(copy / "wire/Cargo.toml")], check=True,
+                   env={**os.environ, "CARGO_TARGET_DIR": str(copy / "target"),
+                        "RUSTFLAGS": "-Awarnings"})  # a mutant leaves values unused
+    shutil.copyfile(copy / "target/release/libfabcorr_wire.so",
+                    copy / "correlator/_wire.abi3.so")
 
 
 def main(argv: list[str] | None = None) -> int:

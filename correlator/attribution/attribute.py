@@ -36,6 +36,7 @@ from correlator.attribution.estimate import (
     NONE,
     OTHER,
     Z95,
+    Counters,
     Ranked,
     Share,
     apportion,
@@ -187,32 +188,18 @@ def _link(fabric: FabricGraph, port: str, direction: str, group: _Groups, interv
           rates: Rates | None) -> LinkTraffic:
     counter_bytes, utilization = _exact(rates, direction, interval.seconds)
     check = counter_check(counter_bytes, group.samples, group.estimated, group.variance)
-    known = _known(rates, direction, interval.seconds)
+    counters = None if counter_bytes is None else Counters(
+        counter_bytes, _known(rates, direction, interval.seconds), check == OUTSIDE)
 
-    def ranked(table: Ranked, exact: float | None = counter_bytes) -> tuple[Share, ...]:
-        if not table.groups:
-            return ()
-        found = apportion(table, exact)
-        if exact is None:
-            return found
-        counted = _within(found, known)
-        return _disputed(apportion(table), counted) if check == OUTSIDE else counted
+    def ranked(table: Ranked) -> tuple[Share, ...]:
+        return apportion(table, counters) if table.groups else ()
 
-    throttled = ranked(group.throttled, exact=None)  # shares among the CNPs only
+    throttled = apportion(group.throttled) if group.throttled.groups else ()  # among CNPs
     return LinkTraffic(port, direction, fabric.peer(port) or "", interval.start,
                        interval.seconds, group.samples, group.estimated, counter_bytes,
                        utilization, ranked(group.tenants), ranked(group.jobs),
                        ranked(group.pods), ranked(group.pairs),
                        dict(sorted(group.traffic.items())), throttled, check)
-
-
-def _disputed(estimated: tuple[Share, ...], counted: tuple[Share, ...]
-              ) -> tuple[Share, ...]:
-    """Shares of a direction whose counters the samples contradict: the sampled estimate,
-    within the hull of its own 95 % interval and the one apportioned from the counters
-    (either may be the wrong one: stale counters, or an unlucky sample)."""
-    return tuple(e._replace(low=min(e.low, c.low), high=max(e.high, c.high))
-                 for e, c in zip(estimated, counted, strict=True))
 
 
 def counter_check(counter_bytes: float | None, samples: int, estimated: float,
@@ -233,17 +220,6 @@ def counter_check(counter_bytes: float | None, samples: int, estimated: float,
     if counter_bytes is None or samples < MIN_CHECK_SAMPLES:
         return ""
     return OUTSIDE if abs(counter_bytes - estimated) > Z95 * math.sqrt(variance) else CHECKED
-
-
-def _within(found: tuple[Share, ...], known: tuple[float, float] | None
-            ) -> tuple[Share, ...]:
-    """Shares apportioned from counter bytes that are only known within ``known`` (the
-    counters read on either side of the interval's ends): each group's bounds stretched
-    from ``share_low`` of the least to ``share_high`` of the most."""
-    if known is None:
-        return found
-    return tuple(s._replace(low=min(s.low, s.share_low * known[0]),
-                            high=max(s.high, s.share_high * known[1])) for s in found)
 
 
 def _known(rates: Rates | None, direction: str, seconds: float

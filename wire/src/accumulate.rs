@@ -10,7 +10,7 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 
 use crate::counters_sample::CounterSample;
 use crate::datagram::{self, Counts, Datagram, Sample};
-use crate::hash::{FastMap, FastSet};
+use crate::hash::FastMap;
 use crate::packet::{Addr, Traffic};
 use crate::reject::Reject;
 
@@ -52,16 +52,18 @@ pub fn data_source(source: u32, input: u64, output: u64) -> (u32, Direction) {
     }
 }
 
-/// The key of a flow sample's sums.
+/// The key of a flow sample's sums: its agent and addresses as their places in its
+/// segment's tables ([`Segment::agents`] from 1, [`Segment::addresses`]), so that a key
+/// is 24 bytes and the table holds a third less than with the addresses themselves.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct FlowKey {
-    pub agent: Addr,
+    pub agent: u32,
     pub ifindex: u32,
-    pub direction: Direction,
-    pub src: Addr,
-    pub dst: Addr,
-    pub traffic: Traffic,
+    pub src: u32,
+    pub dst: u32,
     pub rate: u32,
+    pub direction: Direction,
+    pub traffic: Traffic,
 }
 
 /// Samples, sum of frame lengths, sum of their squares.
@@ -76,25 +78,49 @@ pub struct Sums {
 pub type DiscardKey = (Addr, u32, u32, Addr, Addr);
 
 /// Sums from `start` on.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug)]
 pub struct Segment {
     pub start: f64,
     pub flows: FastMap<FlowKey, Sums>,
     /// Agents of every datagram accepted in the segment, flow samples or not (as the
-    /// Python accumulator's tables, which a cut also treats as "something happened").
+    /// Python accumulator's tables, which a cut also treats as "something happened"), in
+    /// order: a key's `agent` is its place here from 1.
     pub agents: Vec<Addr>,
-    seen: FastSet<Addr>,
+    /// The addresses keys name, in order of first use; index 0 is no address.
+    pub addresses: Vec<Addr>,
+    agent_ids: FastMap<Addr, u32>,
+    address_ids: FastMap<Addr, u32>,
 }
 
 impl Segment {
     fn new(start: f64) -> Self {
-        Segment { start, flows: FastMap::default(), agents: Vec::new(), seen: FastSet::default() }
+        let address_ids = std::iter::once((Addr::NONE, 0)).collect();
+        Segment {
+            start,
+            flows: FastMap::default(),
+            agents: Vec::new(),
+            addresses: vec![Addr::NONE],
+            agent_ids: FastMap::default(),
+            address_ids,
+        }
     }
 
-    fn touch(&mut self, agent: Addr) {
-        if self.agents.last() != Some(&agent) && self.seen.insert(agent) {
-            self.agents.push(agent);
-        }
+    /// `agent`'s place in [`Segment::agents`] from 1, added when new.
+    fn agent(&mut self, agent: Addr) -> u32 {
+        let agents = &mut self.agents;
+        *self.agent_ids.entry(agent).or_insert_with(|| {
+            agents.push(agent);
+            agents.len() as u32
+        })
+    }
+
+    /// `address`'s place in [`Segment::addresses`], added when new.
+    fn address(&mut self, address: Addr) -> u32 {
+        let addresses = &mut self.addresses;
+        *self.address_ids.entry(address).or_insert_with(|| {
+            addresses.push(address);
+            (addresses.len() - 1) as u32
+        })
     }
 }
 
@@ -178,9 +204,7 @@ impl Accumulator {
     /// Adds the samples of a decoded datagram received at `at`.
     pub fn add_datagram(&mut self, datagram: &Datagram, at: f64) {
         let agent = datagram.agent;
-        if let Some(segment) = self.interval.segments.last_mut() {
-            segment.touch(agent);
-        }
+        let agent_id = self.interval.segments.last_mut().map_or(0, |segment| segment.agent(agent));
         for sample in &datagram.samples {
             match sample {
                 Sample::Flow(f) => {
@@ -189,8 +213,16 @@ impl Accumulator {
                         Some(p) => (p.src_ip, p.dst_ip, p.traffic),
                         None => (Addr::NONE, Addr::NONE, Traffic::NoHeader),
                     };
-                    let key = FlowKey { agent, ifindex, direction, src, dst, traffic, rate: f.sampling_rate };
-                    self.add_flow(key, f.frame_length);
+                    let key = FlowKey {
+                        agent: agent_id,
+                        ifindex,
+                        src: 0,
+                        dst: 0,
+                        rate: f.sampling_rate,
+                        direction,
+                        traffic,
+                    };
+                    self.add_flow(key, src, dst, f.frame_length);
                 }
                 Sample::Counters(c) => {
                     if self.interval.counters.len() < self.limits.counters {
@@ -224,18 +256,25 @@ impl Accumulator {
         }
     }
 
-    fn add_flow(&mut self, key: FlowKey, length: u32) {
+    /// Adds a flow sample of `length` to `key`, its addresses `src` and `dst` (a new key's
+    /// addresses are added to the segment's, when the table has room for it).
+    fn add_flow(&mut self, key: FlowKey, src: Addr, dst: Addr, length: u32) {
         let (bytes, squares) = (u64::from(length), u128::from(length) * u128::from(length));
-        let keys = &mut self.keys;
         let Some(segment) = self.interval.segments.last_mut() else {
             return;
         };
-        if let Some(sums) = segment.flows.get_mut(&key) {
-            sums.samples += 1;
-            sums.bytes += bytes;
-            sums.squares += squares;
-        } else if *keys < self.limits.flows {
-            *keys += 1;
+        let ids = (segment.address_ids.get(&src), segment.address_ids.get(&dst));
+        if let (Some(&src), Some(&dst)) = ids {
+            if let Some(sums) = segment.flows.get_mut(&FlowKey { src, dst, ..key }) {
+                sums.samples += 1;
+                sums.bytes += bytes;
+                sums.squares += squares;
+                return;
+            }
+        }
+        if self.keys < self.limits.flows {
+            self.keys += 1;
+            let key = FlowKey { src: segment.address(src), dst: segment.address(dst), ..key };
             segment.flows.insert(key, Sums { samples: 1, bytes, squares });
         } else {
             self.interval.overflow.flows += 1;

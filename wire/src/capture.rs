@@ -26,7 +26,9 @@ const IPV4: u16 = 0x0800;
 const IPV6: u16 = 0x86DD;
 const UDP: u8 = 17;
 const IPV6_FRAGMENT: u8 = 44;
-const BLOCK: usize = 1 << 22;
+/// How much is read at a time: small enough to stay in a core's L2 cache until its
+/// datagrams are decoded (4 MiB blocks cost a medium capture a fifth more CPU).
+const BLOCK: usize = 1 << 18;
 
 fn link_read(link: u32) -> bool {
     matches!(link, EN10MB | RAW | LINUX_SLL | LINUX_SLL2)

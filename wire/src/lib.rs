@@ -19,7 +19,8 @@
 //!
 //! Beside the wire path, [`go_float`] writes `/metrics` sample values as
 //! prometheus-client does, many at once, and [`json_layout`] indents JSON as Python's
-//! `json.dumps(indent=N)` does.
+//! `json.dumps(indent=N)` does, and [`share`] apportions a link direction's bytes among
+//! its groups.
 #![forbid(unsafe_code)]
 
 pub mod accumulate;
@@ -41,6 +42,7 @@ pub mod packet;
 pub mod receive;
 pub mod reject;
 pub mod route;
+pub mod share;
 pub mod xdr;
 
 #[cfg(feature = "python")]

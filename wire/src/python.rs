@@ -3,8 +3,9 @@
 //! compact tables per interval, never an object per flow sample.
 
 use pyo3::prelude::*;
-use pyo3::types::{PyBytes, PyDict, PyList, PyTuple};
+use pyo3::types::{PyBytes, PyDict, PyList, PyTuple, PyType};
 use pyo3::IntoPyObjectExt;
+use pyo3::PyTypeInfo;
 use std::sync::mpsc;
 
 use std::net::{IpAddr, SocketAddr};
@@ -25,6 +26,7 @@ use crate::packet::{Addr, Packet, Traffic};
 use crate::receive::{Receiving, Request};
 use crate::reject::Reject;
 use crate::route::{self, Routes};
+use crate::share::{self as shares_of, Bytes, Counters};
 
 /// One row of a segment's flow table (little-endian): agent index, ifIndex, sampling
 /// rate, source and destination address indexes, direction index, traffic index, two
@@ -196,50 +198,20 @@ fn counts_dict<'py>(py: Python<'py>, c: &Counts) -> PyResult<Bound<'py, PyDict>>
     Ok(out)
 }
 
-/// Index of each distinct address, in order of first use; index 0 is "no address".
-struct Addresses<'py> {
-    list: Bound<'py, PyList>,
-    index: FastMap<Addr, u32>,
-}
-
-impl<'py> Addresses<'py> {
-    fn new(py: Python<'py>) -> PyResult<Self> {
-        let list = PyList::empty(py);
-        list.append(PyBytes::new(py, b""))?;
-        let mut index = FastMap::default();
-        index.insert(Addr::NONE, 0);
-        Ok(Addresses { list, index })
-    }
-
-    fn get(&mut self, a: Addr) -> PyResult<u32> {
-        if let Some(&i) = self.index.get(&a) {
-            return Ok(i);
-        }
-        let i = u32::try_from(self.index.len())
-            .map_err(|_| pyo3::exceptions::PyOverflowError::new_err("too many addresses"))?;
-        self.list.append(PyBytes::new(self.list.py(), a.as_bytes()))?;
-        self.index.insert(a, i);
-        Ok(i)
-    }
-}
-
 fn interval_tuple<'py>(py: Python<'py>, interval: &Interval) -> PyResult<Any<'py>> {
     let segments = PyList::empty(py);
     for segment in &interval.segments {
-        let mut agents = Addresses::new(py)?;
-        for a in &segment.agents {
-            agents.get(*a)?;
+        let agents = PyList::empty(py);
+        for a in std::iter::once(&Addr::NONE).chain(&segment.agents) {
+            agents.append(PyBytes::new(py, a.as_bytes()))?;
         }
-        let mut addresses = Addresses::new(py)?;
+        let addresses = PyList::empty(py);
+        for a in &segment.addresses {
+            addresses.append(PyBytes::new(py, a.as_bytes()))?;
+        }
         let mut rows = Vec::with_capacity(segment.flows.len() * ROW_SIZE);
         for (key, sums) in &segment.flows {
-            for word in [
-                agents.get(key.agent)?,
-                key.ifindex,
-                key.rate,
-                addresses.get(key.src)?,
-                addresses.get(key.dst)?,
-            ] {
+            for word in [key.agent, key.ifindex, key.rate, key.src, key.dst] {
                 rows.extend_from_slice(&word.to_le_bytes());
             }
             rows.extend_from_slice(&[key.direction as u8, key.traffic as u8, 0, 0]);
@@ -247,7 +219,7 @@ fn interval_tuple<'py>(py: Python<'py>, interval: &Interval) -> PyResult<Any<'py
                 rows.extend_from_slice(&word.to_le_bytes());
             }
         }
-        segments.append((segment.start, agents.list, addresses.list, PyBytes::new(py, &rows)))?;
+        segments.append((segment.start, agents, addresses, PyBytes::new(py, &rows)))?;
     }
     let counter_list = PyList::empty(py);
     for (agent, sub_agent, at, uptime_ms, sample) in &interval.counters {
@@ -295,6 +267,74 @@ fn decode<'py>(py: Python<'py>, data: &[u8]) -> PyResult<(Any<'py>, Bound<'py, P
 #[pyfunction]
 fn indent_json(py: Python<'_>, compact: &str, width: usize) -> String {
     py.detach(|| crate::json_layout::indent(compact, width))
+}
+
+/// A Python int read as a u128: by way of 64 bits when it fits (as [`wide`] writes one).
+#[derive(Clone, Copy)]
+struct Wide(u128);
+
+impl FromPyObject<'_, '_> for Wide {
+    type Error = PyErr;
+
+    fn extract(ob: Borrowed<'_, '_, PyAny>) -> PyResult<Self> {
+        match ob.extract::<u64>() {
+            Ok(small) => Ok(Wide(u128::from(small))),
+            Err(_) => ob.extract::<u128>().map(Wide),
+        }
+    }
+}
+
+/// A group's sums as Python holds them: samples, estimated bytes, packets, variance.
+type SumsTuple = (Wide, Wide, Wide, Wide);
+
+fn sums((samples, bytes, packets, variance): SumsTuple) -> shares_of::Sums {
+    shares_of::Sums { samples: samples.0, bytes: bytes.0, packets: packets.0, variance: variance.0 }
+}
+
+/// A link direction's counters: bytes, the least and most the readings allow, disputed.
+type CountersTuple = (f64, Option<(f64, f64)>, bool);
+
+/// shares(share, groups, total, counters) -> [share]: each named group's share of
+/// `total`, made as instances of `share` (a named tuple's class; see the stub).
+#[pyfunction]
+fn shares<'py>(
+    py: Python<'py>,
+    share: Bound<'py, PyType>,
+    groups: Vec<(Any<'py>, SumsTuple)>,
+    total: SumsTuple,
+    counters: Option<CountersTuple>,
+) -> PyResult<Bound<'py, PyList>> {
+    if groups.iter().any(|(_, group)| group.0 .0 == 0) {
+        return Err(bad("a group without samples has no share".into()));
+    }
+    let counters = counters.map(|(exact, known, disputed)| Counters { exact, known, disputed });
+    let numbers: Vec<shares_of::Sums> = groups.iter().map(|(_, group)| sums(*group)).collect();
+    let found = shares_of::apportion(&numbers, sums(total), counters);
+    let make = PyTuple::type_object(py).getattr("__new__")?;
+    let made = PyList::empty(py);
+    for ((name, group), found) in groups.into_iter().zip(found) {
+        let (bytes, exact) = match found.bytes {
+            Bytes::Apportioned(bytes) => (any(py, bytes)?, true),
+            Bytes::Estimated(bytes) => (wide(py, bytes)?, false),
+        };
+        let fields = PyTuple::new(
+            py,
+            [
+                name,
+                wide(py, group.0 .0)?,
+                any(py, found.share)?,
+                any(py, found.share_low)?,
+                any(py, found.share_high)?,
+                bytes,
+                any(py, found.low)?,
+                any(py, found.high)?,
+                wide(py, group.2 .0)?,
+                any(py, exact)?,
+            ],
+        )?;
+        made.append(make.call1((&share, fields))?)?;
+    }
+    Ok(made)
 }
 
 /// Decodes datagrams and sums their samples per interval (see the stub).
@@ -940,6 +980,7 @@ fn _wire(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<series::SeriesLines>()?;
     m.add_function(wrap_pyfunction!(series::exposition, m)?)?;
     m.add_function(wrap_pyfunction!(indent_json, m)?)?;
+    m.add_function(wrap_pyfunction!(shares, m)?)?;
     m.add_class::<PyAccumulator>()?;
     m.add_class::<PyCollector>()?;
     m.add_class::<PyJoin>()?;
@@ -947,6 +988,8 @@ fn _wire(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("DROPS", route::Cause::ALL.map(route::Cause::name))?;
     m.add_class::<PyCapture>()?;
     m.add("ROW_FORMAT", ROW_FORMAT)?;
+    m.add("Z95", shares_of::Z95)?;
+    m.add("FEW_SAMPLES", shares_of::FEW_SAMPLES)?;
     m.add("TRAFFIC", Traffic::ALL.map(Traffic::name))?;
     m.add("DIRECTIONS", [accumulate::Direction::In.name(), accumulate::Direction::Out.name()])?;
     m.add("REJECTS", Reject::ALL.map(Reject::name))?;

@@ -13,6 +13,7 @@ import ipaddress
 
 import pytest
 
+from correlator.attribution.estimate import Counters, Share, apportion, rank
 from correlator.sflow.records import Datagram, FlowSample, Packet
 from simulator.generator import FabricSpec, JobSpec, generate_facts
 from topology.build import build_graph
@@ -50,3 +51,14 @@ def flows(src: str, dst: str, count: int, *, source: int = 1003, input: int = 10
 
 def datagram(samples, agent: bytes = LEAF01) -> Datagram:
     return Datagram(agent, 0, 1, 1000, list(samples))
+
+
+def shares(groups: dict, counters: Counters | None = None, top: int | None = None
+           ) -> tuple[Share, ...]:
+    """Every group's share as fabcorr apportions it, largest first; the sums are the core's
+    integers (given as floats, they must be whole)."""
+    whole = {}
+    for name, sums in groups.items():
+        assert all(float(x).is_integer() for x in sums), f"{name}: {sums} not whole"
+        whole[name] = tuple(int(x) for x in sums)
+    return apportion(rank(whole, top), counters)

@@ -17,7 +17,7 @@ fail.
 import math
 import random
 
-from correlator.attribution.estimate import shares
+from tests.correlator.attribution.conftest import shares
 
 TRIALS = 2000
 HEADERS = 14 + 20 + 8 + 12 + 4 + 4

@@ -20,10 +20,10 @@ with it 95.3 % (96.1 %). The lab's own target is 94 % (tests/lab/test_run_e2e.py
 import math
 import random
 
-from correlator.attribution.estimate import shares
 from simulator.roce import payload
 from simulator.roce_traffic import FRAME_OVERHEAD, MIX
 from simulator.score import absent_bound
+from tests.correlator.attribution.conftest import shares
 from tests.lab.test_run_e2e import INTERVAL_S, PODS, PORTS, PPS, ROUNDS, SAMPLING
 
 RUNS = 20

@@ -10,8 +10,9 @@ import pytest
 
 from correlator.attribution.accumulate import Accumulator
 from correlator.attribution.attribute import UNATTRIBUTED, attribute
-from correlator.attribution.estimate import share_of, shares, wilson
+from correlator.attribution.estimate import Ranked, apportion
 from correlator.collect.rates import Rates
+from tests.attribution_oracle.estimate import wilson
 from tests.correlator.attribution.bounds import (
     Z95,
     missed_class_bound,
@@ -19,7 +20,17 @@ from tests.correlator.attribution.bounds import (
     share_bounds,
     wilson_roots,
 )
-from tests.correlator.attribution.conftest import A0, A1, B0, B1, FRAME, T0, datagram, flows
+from tests.correlator.attribution.conftest import (
+    A0,
+    A1,
+    B0,
+    B1,
+    FRAME,
+    T0,
+    datagram,
+    flows,
+    shares,
+)
 
 UPLINK = "port:leaf01/Ethernet3"
 CLOSE = 1e-12  # the written-out forms and fabcorr's agree to rounding
@@ -47,10 +58,10 @@ def test_with_equal_frames_the_ratio_variance_is_the_binomial_one():
 
 @pytest.mark.parametrize("n", [1, 2, 10, 45, 100, 1000, 100_000])
 def test_a_share_of_equal_frames_has_the_written_out_bounds_at_every_edge(n):
-    length = 4096.0
+    length = 4096
     for c in sorted(c for c in {1, 2, n // 3, n // 2, n - 1, n} if 0 < c <= n):
-        share = share_of("g", (c, c * length, c, c * length ** 2), n, n * length,
-                         n * length ** 2, None)
+        (share,) = apportion(Ranked([("g", (c, c * length, c, c * length ** 2))],
+                                    (n, n * length, n, n * length ** 2)))
         low, high = share_bounds(c, n, c / n)
         assert share.share == c / n
         assert (share.share_low, share.share_high) == pytest.approx((low, high), abs=CLOSE)
@@ -60,7 +71,8 @@ def test_a_share_of_equal_frames_has_the_written_out_bounds_at_every_edge(n):
 
 def test_all_or_none_of_the_trials_bound_wilson_at_exactly_one_or_zero():
     """The closed form rounds to 1 - 2**-53 at p = 1, which would leave a share of 1
-    above its own count bound."""
+    above its own count bound (the method in Python, which the core's shares match bit
+    for bit: test_share_oracle.py)."""
     for n in (1, 10, 45, 1000):
         assert wilson(n, n) == pytest.approx((wilson_roots(n, n)[0], 1.0), abs=CLOSE)
         assert wilson(n, n)[1] == 1.0
