@@ -269,26 +269,11 @@ fn indent_json(py: Python<'_>, compact: &str, width: usize) -> String {
     py.detach(|| crate::json_layout::indent(compact, width))
 }
 
-/// A Python int read as a u128: by way of 64 bits when it fits (as [`wide`] writes one).
-#[derive(Clone, Copy)]
-struct Wide(u128);
-
-impl FromPyObject<'_, '_> for Wide {
-    type Error = PyErr;
-
-    fn extract(ob: Borrowed<'_, '_, PyAny>) -> PyResult<Self> {
-        match ob.extract::<u64>() {
-            Ok(small) => Ok(Wide(u128::from(small))),
-            Err(_) => ob.extract::<u128>().map(Wide),
-        }
-    }
-}
-
 /// A group's sums as Python holds them: samples, estimated bytes, packets, variance.
-type SumsTuple = (Wide, Wide, Wide, Wide);
+type SumsTuple = (u128, u128, u128, u128);
 
 fn sums((samples, bytes, packets, variance): SumsTuple) -> shares_of::Sums {
-    shares_of::Sums { samples: samples.0, bytes: bytes.0, packets: packets.0, variance: variance.0 }
+    shares_of::Sums { samples, bytes, packets, variance }
 }
 
 /// A link direction's counters: bytes, the least and most the readings allow, disputed.
@@ -304,7 +289,7 @@ fn shares<'py>(
     total: SumsTuple,
     counters: Option<CountersTuple>,
 ) -> PyResult<Bound<'py, PyList>> {
-    if groups.iter().any(|(_, group)| group.0 .0 == 0) {
+    if groups.iter().any(|(_, group)| group.0 == 0) {
         return Err(bad("a group without samples has no share".into()));
     }
     let counters = counters.map(|(exact, known, disputed)| Counters { exact, known, disputed });
@@ -321,14 +306,14 @@ fn shares<'py>(
             py,
             [
                 name,
-                wide(py, group.0 .0)?,
+                wide(py, group.0)?,
                 any(py, found.share)?,
                 any(py, found.share_low)?,
                 any(py, found.share_high)?,
                 bytes,
                 any(py, found.low)?,
                 any(py, found.high)?,
-                wide(py, group.2 .0)?,
+                wide(py, group.2)?,
                 any(py, exact)?,
             ],
         )?;
