@@ -247,12 +247,12 @@ CutSums = tuple[list[GroupSums], GroupSums | None, GroupSums]
 """A table ranked and cut: its top groups largest first (by estimated bytes, then by the
 rank of their names), the sums of the rest (None when nothing was cut), the sums of all
 (keys None)."""
-GroupTuple = tuple[int, int, GroupSums, list[GroupSums], list[GroupSums], CutSums, CutSums,
-                   CutSums, list[tuple[int, int]]]
+GroupTuple = tuple[int, int, GroupSums, CutSums, CutSums, CutSums, CutSums, CutSums,
+                   list[tuple[int, int]]]
 """One link direction: port id, direction index (``DIRECTIONS``), its total (key None),
-sums by sender tenant id and by sender job id (unordered), by sender pod id, by (sender
-job id, receiver job id) and by the receiver job id of its CNPs (throttled), each cut to
-the top, and samples per traffic index (``TRAFFIC``, non-zero only)."""
+sums by sender tenant id and by sender job id (ranked, never cut), by sender pod id, by
+(sender job id, receiver job id) and by the receiver job id of its CNPs (throttled), each
+ranked and cut to the top, and samples per traffic index (``TRAFFIC``, non-zero only)."""
 
 
 class Join:
@@ -260,22 +260,24 @@ class Join:
     ``ports`` as (agent, ifIndex, port id); ``owners`` as (pod id, job id, tenant id) by
     owner id, owner 0 being nobody (an address no pod interface owned); ``claims`` as
     (address, valid from, valid until or None, owner id), each address's oldest first
-    (where claims overlap, the latest that covers a moment wins); ``pod_ranks`` and
-    ``job_ranks`` each id's place in the sorted names. Raises ValueError on a claim of
-    an owner not listed or an owner's pod or job without a rank."""
+    (where claims overlap, the latest that covers a moment wins); ``pod_ranks``,
+    ``job_ranks`` and ``tenant_ranks`` each id's place in the sorted names. Raises
+    ValueError on a claim of an owner not listed or an owner's pod, job or tenant without
+    a rank."""
 
     def __init__(self, ports: list[tuple[bytes, int, int]],
                  owners: list[tuple[int, int, int]],
                  claims: list[tuple[bytes, float, float | None, int]],
-                 pod_ranks: list[int], job_ranks: list[int]) -> None: ...
+                 pod_ranks: list[int], job_ranks: list[int],
+                 tenant_ranks: list[int]) -> None: ...
 
     def attribute(self, segments: list[SegmentTuple], top: int
                   ) -> tuple[list[GroupTuple], list[tuple[bytes, int, int]], int]:
         """Every row of ``segments`` joined at its segment's start and summed per link
-        direction (pods, pairs, throttled jobs cut to ``top``): the link directions, the
-        samples of ports the fabric does not know as (agent, ifIndex, samples), and the
-        samples whose source nobody owned. Raises ValueError on rows that are not whole or
-        name an index beyond their tables."""
+        direction (each table ranked; pods, pairs, throttled jobs cut to ``top``): the link
+        directions, the samples of ports the fabric does not know as (agent, ifIndex,
+        samples), and the samples whose source nobody owned. Raises ValueError on rows that
+        are not whole or name an index beyond their tables."""
 
 
 DROPS: list[str]

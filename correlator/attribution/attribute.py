@@ -40,7 +40,6 @@ from correlator.attribution.estimate import (
     Ranked,
     Share,
     apportion,
-    rank,
 )
 from correlator.attribution.join import (
     NO_JOB,
@@ -160,15 +159,14 @@ _Row = tuple[int, int, int, int, int]  # id, samples, estimated bytes, packets, 
 _Cut = tuple[list[tuple[object, int, int, int, int]], _Row | None, _Row]  # top, other, all
 
 
-def _groups(join: FabricJoin, total: _Row, tenants: list[_Row], jobs: list[_Row],
-            pods: _Cut, pairs: _Cut, throttled: _Cut, traffic: list[tuple[int, int]]
-            ) -> _Groups:
+def _groups(join: FabricJoin, total: _Row, tenants: _Cut, jobs: _Cut, pods: _Cut,
+            pairs: _Cut, throttled: _Cut, traffic: list[tuple[int, int]]) -> _Groups:
     """One link direction's sums from the core, by name."""
     job = join.jobs
     return _Groups(
         total[1], float(total[2]), float(total[4]),
-        rank({join.tenants[i]: (n, b, p, v) for i, n, b, p, v in tenants}),
-        rank({job[i]: (n, b, p, v) for i, n, b, p, v in jobs}),
+        _ranked(tenants, join.tenants.__getitem__),
+        _ranked(jobs, job.__getitem__),
         _ranked(pods, join.pods.__getitem__),
         _ranked(pairs, lambda pair: f"{job[pair[0]]} -> {job[pair[1]]}"),  # type: ignore[index]
         _ranked(throttled, job.__getitem__),

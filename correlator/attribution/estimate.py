@@ -39,7 +39,6 @@ tests hold the two to the same bits.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from typing import NamedTuple
 
 from correlator import _wire
@@ -91,33 +90,14 @@ class Counters(NamedTuple):
 
 
 class Ranked(NamedTuple):
-    """Groups ranked largest first and cut (the last may be ``other``), and the sums of
-    every group before the cut."""
+    """Groups ranked largest first (by estimated bytes, then name; the core ranks them)
+    and cut (the last may be ``other``), and the sums of every group before the cut."""
 
     groups: list[tuple[str, Sums]]
     total: Sums
 
 
 NONE = Ranked([], (0, 0, 0, 0))
-
-
-def rank(groups: Mapping[str, Sums], top: int | None = None) -> Ranked:
-    """``groups`` largest first (by estimated bytes, then name); beyond ``top`` groups the
-    rest is one ``other``.
-
-    >>> rank({"a": (6, 600, 6, 60), "b": (3, 300, 3, 30), "c": (1, 100, 1, 10)}, top=1)
-    Ranked(groups=[('a', (6, 600, 6, 60)), ('other', (4, 400, 4, 40))], total=(10, 1000, 10, 100))
-    """
-    if len(groups) == 1:  # most link directions carry one tenant, job, pod: no sorting
-        ((name, sums),) = groups.items()
-        return Ranked([(name, sums)], sums)
-    total = tuple(sum(s[i] for s in groups.values()) for i in range(4))
-    ranked = sorted(groups.items(), key=lambda item: (-item[1][1], item[0]))
-    if top is not None and len(ranked) > top:
-        rest = ranked[top:]
-        merged = tuple(sum(s[i] for _, s in rest) for i in range(4))
-        ranked = [*ranked[:top], (OTHER, merged)]  # type: ignore[list-item]
-    return Ranked(ranked, total)  # type: ignore[arg-type]
 
 
 def apportion(ranked: Ranked, counters: Counters | None = None) -> tuple[Share, ...]:

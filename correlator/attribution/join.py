@@ -3,7 +3,7 @@ ports, pod interfaces' owners and every address's owners over time, as integer i
 
 Built once per fabric (a new snapshot, or new IP ownership, is a new fabric): the core
 then resolves each flow-table row of an interval, sums it per link direction and ranks
-the pods, job pairs and throttled jobs of each (largest first, ties by name; pair names
+its tenants, jobs, pods, job pairs and throttled jobs (largest first, ties by name; pair names
 ``a -> b`` sort as (a, b) since no name holds a character below the space), and Python
 reads one small table per link direction back by name.
 """
@@ -68,7 +68,7 @@ def _build(fabric: FabricGraph) -> FabricJoin:
               for address, history in indexes.ips.items() for o in history]
     pods, jobs, tenants = (list(ids) for ids in names)
     core = _wire.Join(port_rows, owner_rows, claims,  # type: ignore[arg-type]
-                      _ranks(pods), _ranks(jobs))
+                      _ranks(pods), _ranks(jobs), _ranks(tenants))
     return FabricJoin(core, list(ports), pods, jobs, tenants)
 
 

@@ -2,7 +2,7 @@
 (:mod:`correlator.attribution.join`): each flow key's addresses resolved through the IP
 index at the segment's start, summed per link direction by name. The apportioning
 (:func:`correlator.attribution.attribute._link`) is the product's: only the join, and the
-ranking and cut of each table (:func:`correlator.attribution.estimate.rank`), are checked
+ranking and cut of each table (:func:`tests.attribution_oracle.estimate.rank`), are checked
 against this.
 """
 
@@ -21,9 +21,10 @@ from correlator.attribution.attribute import (
     _Groups,
     _link,
 )
-from correlator.attribution.estimate import Ranked, rank
+from correlator.attribution.estimate import Ranked
 from correlator.collect.rates import Rates
 from correlator.sflow.records import address_text
+from tests.attribution_oracle.estimate import rank
 from topology.footprint import Owner, owners
 from topology.graph import FabricGraph
 

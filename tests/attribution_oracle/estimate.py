@@ -1,7 +1,8 @@
 """The share method of :mod:`correlator.attribution.estimate` in Python, operation for
 operation: the oracle the Rust core's shares (``wire/src/share.rs``) are held to, bit for
-bit. It was fabcorr's own until the core took the arithmetic over; the method's
-derivation is written out here and in the product module's docstring.
+bit; and the ranking of a table by name (:func:`rank`) its join is held to. Both were
+fabcorr's own until the core took them over; the method's derivation is written out here
+and in the product module's docstring.
 
 >>> round(wilson(50, 100)[0], 4), round(wilson(50, 100)[1], 4)
 (0.4038, 0.5962)
@@ -12,8 +13,9 @@ derivation is written out here and in the product module's docstring.
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 
-from correlator.attribution.estimate import Counters, Ranked, Share
+from correlator.attribution.estimate import OTHER, Counters, Ranked, Share, Sums
 
 Z95 = 1.959963984540054
 FEW_SAMPLES = 30
@@ -123,3 +125,22 @@ def apportion(ranked: Ranked, counters: Counters | None = None) -> tuple[Share, 
         return tuple(found)
     return tuple(e._replace(low=min(e.low, c.low), high=max(e.high, c.high))
                  for e, c in zip(apportion(ranked), found, strict=True))
+
+
+def rank(groups: Mapping[str, Sums], top: int | None = None) -> Ranked:
+    """``groups`` largest first (by estimated bytes, then name); beyond ``top`` groups the
+    rest is one ``other``.
+
+    >>> rank({"a": (6, 600, 6, 60), "b": (3, 300, 3, 30), "c": (1, 100, 1, 10)}, top=1)
+    Ranked(groups=[('a', (6, 600, 6, 60)), ('other', (4, 400, 4, 40))], total=(10, 1000, 10, 100))
+    """
+    if len(groups) == 1:  # most link directions carry one tenant, job, pod: no sorting
+        ((name, sums),) = groups.items()
+        return Ranked([(name, sums)], sums)
+    total = tuple(sum(s[i] for s in groups.values()) for i in range(4))
+    ranked = sorted(groups.items(), key=lambda item: (-item[1][1], item[0]))
+    if top is not None and len(ranked) > top:
+        rest = ranked[top:]
+        merged = tuple(sum(s[i] for _, s in rest) for i in range(4))
+        ranked = [*ranked[:top], (OTHER, merged)]  # type: ignore[list-item]
+    return Ranked(ranked, total)  # type: ignore[arg-type]

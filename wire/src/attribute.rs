@@ -34,6 +34,7 @@ pub struct Index {
     claims: FastMap<Addr, Vec<Claim>>,
     pub pod_ranks: Vec<u32>,
     pub job_ranks: Vec<u32>,
+    pub tenant_ranks: Vec<u32>,
 }
 
 impl Index {
@@ -55,19 +56,29 @@ impl Index {
             by_address.entry(address).or_default().push(claim);
         }
         let ports = ports.into_iter().map(|(agent, ifindex, port)| ((agent, ifindex), port)).collect();
-        Ok(Index { ports, owners, claims: by_address, pod_ranks: Vec::new(), job_ranks: Vec::new() })
+        Ok(Index { ports, owners, claims: by_address, ..Index::default() })
     }
 
-    /// The same index, pods and jobs ranked by name: `pod_ranks[id]` is pod `id`'s place
-    /// in the sorted names (likewise jobs); every id of an owner must have one.
-    pub fn ranked(mut self, pod_ranks: Vec<u32>, job_ranks: Vec<u32>) -> Result<Self, String> {
-        for [pod, job, _] in &self.owners {
-            if *pod as usize >= pod_ranks.len() || *job as usize >= job_ranks.len() {
-                return Err(format!("pod {pod} or job {job} has no rank"));
+    /// The same index, pods, jobs and tenants ranked by name: `pod_ranks[id]` is pod
+    /// `id`'s place in the sorted names (likewise jobs, tenants); every id of an owner
+    /// must have one.
+    pub fn ranked(
+        mut self,
+        pod_ranks: Vec<u32>,
+        job_ranks: Vec<u32>,
+        tenant_ranks: Vec<u32>,
+    ) -> Result<Self, String> {
+        for [pod, job, tenant] in &self.owners {
+            if *pod as usize >= pod_ranks.len()
+                || *job as usize >= job_ranks.len()
+                || *tenant as usize >= tenant_ranks.len()
+            {
+                return Err(format!("pod {pod}, job {job} or tenant {tenant} has no rank"));
             }
         }
         self.pod_ranks = pod_ranks;
         self.job_ranks = job_ranks;
+        self.tenant_ranks = tenant_ranks;
         Ok(self)
     }
 

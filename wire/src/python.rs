@@ -20,7 +20,6 @@ use crate::datagram::{self, Counts, Datagram, Level, Sample};
 use crate::discard_sample::DiscardSample;
 use crate::flow_sample::FlowSample;
 use crate::forward::{self, Forwarding};
-use crate::hash::FastMap;
 use crate::loss::Loss;
 use crate::packet::{Addr, Packet, Traffic};
 use crate::receive::{Receiving, Request};
@@ -754,18 +753,6 @@ fn wide<'py>(py: Python<'py>, n: u128) -> PyResult<Any<'py>> {
     }
 }
 
-fn sums_list<'py, K: Copy>(
-    py: Python<'py>,
-    table: &FastMap<K, Sums>,
-    key: impl Fn(K) -> PyResult<Any<'py>>,
-) -> PyResult<Bound<'py, PyList>> {
-    let out = PyList::empty(py);
-    for (k, s) in table {
-        out.append(sums_tuple(py, key(*k)?, s)?)?;
-    }
-    Ok(out)
-}
-
 fn cut_tuple<'py, K: Copy>(
     py: Python<'py>,
     found: Cut<K>,
@@ -792,9 +779,10 @@ fn group_tuple<'py>(
     top: usize,
 ) -> PyResult<Any<'py>> {
     let id = |k: u32| any(py, k);
-    let (pods, jobs) = (&index.pod_ranks, &index.job_ranks);
-    let job = |k: u32| jobs.get(k as usize).copied().unwrap_or(u32::MAX);
-    let pod = |k: u32| pods.get(k as usize).copied().unwrap_or(u32::MAX);
+    let place = |ranks: &Vec<u32>, k: u32| ranks.get(k as usize).copied().unwrap_or(u32::MAX);
+    let job = |k: u32| place(&index.job_ranks, k);
+    let pod = |k: u32| place(&index.pod_ranks, k);
+    let tenant = |k: u32| place(&index.tenant_ranks, k);
     let traffic = PyList::empty(py);
     for (i, n) in g.traffic.iter().enumerate().filter(|(_, n)| **n > 0) {
         traffic.append((i, *n))?;
@@ -805,8 +793,8 @@ fn group_tuple<'py>(
             any(py, port)?,
             any(py, direction)?,
             sums_tuple(py, py.None().into_bound(py), &g.total)?,
-            sums_list(py, &g.tenants, id)?.into_any(),
-            sums_list(py, &g.jobs, id)?.into_any(),
+            cut_tuple(py, cut(&g.tenants, usize::MAX, tenant), id)?,
+            cut_tuple(py, cut(&g.jobs, usize::MAX, job), id)?,
             cut_tuple(py, cut(&g.pods, top, pod), id)?,
             cut_tuple(py, cut(&g.pairs, top, |(a, r)| (job(a), job(r))), |(a, r)| any(py, (a, r)))?,
             cut_tuple(py, cut(&g.throttled, top, job), id)?,
@@ -834,6 +822,7 @@ impl PyJoin {
         claims: Vec<(Bound<'_, PyBytes>, f64, Option<f64>, u32)>,
         pod_ranks: Vec<u32>,
         job_ranks: Vec<u32>,
+        tenant_ranks: Vec<u32>,
     ) -> PyResult<Self> {
         let ports = ports
             .into_iter()
@@ -845,7 +834,8 @@ impl PyJoin {
                 Claim { from, until: until.unwrap_or(f64::INFINITY), owner },
             )
         });
-        let index = Index::new(ports, owners, claims).and_then(|i| i.ranked(pod_ranks, job_ranks));
+        let index =
+            Index::new(ports, owners, claims).and_then(|i| i.ranked(pod_ranks, job_ranks, tenant_ranks));
         Ok(PyJoin { index: index.map_err(bad)? })
     }
 

@@ -13,9 +13,10 @@ import ipaddress
 
 import pytest
 
-from correlator.attribution.estimate import Counters, Share, apportion, rank
+from correlator.attribution.estimate import Counters, Share, apportion
 from correlator.sflow.records import Datagram, FlowSample, Packet
 from simulator.generator import FabricSpec, JobSpec, generate_facts
+from tests.attribution_oracle.estimate import rank
 from topology.build import build_graph
 
 SPEC = FabricSpec(nodes=4, rails=1, leaves_per_rail=2, spines=2, vfs_per_pf=2,

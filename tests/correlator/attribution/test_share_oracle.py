@@ -6,7 +6,7 @@ import random
 
 import pytest
 
-from correlator.attribution.estimate import Counters, Ranked, apportion, rank
+from correlator.attribution.estimate import Counters, Ranked, apportion
 from tests.attribution_oracle import estimate as oracle
 
 TABLES = 20_000
@@ -27,7 +27,7 @@ def _table(rng: random.Random) -> Ranked:
         drawn = list(zip(counts, lengths, strict=True))
         groups[f"g{g}"] = (samples, sum(c * s for c, s in drawn) * rate, samples * rate,
                            sum(c * s * s for c, s in drawn) * rate * rate)
-    return rank(groups, top=rng.choice((None, 10)))
+    return oracle.rank(groups, top=rng.choice((None, 10)))
 
 
 def _counters(rng: random.Random, table: Ranked) -> Counters | None:
