@@ -92,6 +92,8 @@ Z95: float
 """The normal quantile of a 95 % interval."""
 FEW_SAMPLES: int
 """Below this many samples the normal approximation of a group's bytes is not trusted."""
+OTHER: str
+"""The name of the group a table's cut leaves over."""
 
 Sums = tuple[int, int, int, int]
 """samples, estimated bytes, estimated packets, variance of the estimated bytes: exact
@@ -240,19 +242,13 @@ class Collector:
         """End the receiving thread (what it counted stays); nothing when not receiving."""
 
 
-GroupSums = tuple[object, int, int, int, int]
-"""(key, samples, estimated bytes, estimated packets, variance of the estimated bytes):
-exact integers."""
-CutSums = tuple[list[GroupSums], GroupSums | None, GroupSums]
-"""A table ranked and cut: its top groups largest first (by estimated bytes, then by the
-rank of their names), the sums of the rest (None when nothing was cut), the sums of all
-(keys None)."""
-GroupTuple = tuple[int, int, GroupSums, CutSums, CutSums, CutSums, CutSums, CutSums,
-                   list[tuple[int, int]]]
-"""One link direction: port id, direction index (``DIRECTIONS``), its total (key None),
-sums by sender tenant id and by sender job id (ranked, never cut), by sender pod id, by
-(sender job id, receiver job id) and by the receiver job id of its CNPs (throttled), each
-ranked and cut to the top, and samples per traffic index (``TRAFFIC``, non-zero only)."""
+LinkTuple = tuple[int, int, int, int, int, list[tuple[int, int]]]
+"""One link direction of a join: port id, direction index (``DIRECTIONS``), samples,
+estimated bytes, their variance (exact integers), samples per traffic index (``TRAFFIC``,
+non-zero only)."""
+Counters = tuple[float, tuple[float, float] | None, bool]
+"""A link direction's counter bytes, the least and most its readings allow (or None),
+and whether they are disputed (see :class:`correlator.attribution.estimate.Counters`)."""
 
 
 class Join:
@@ -260,24 +256,35 @@ class Join:
     ``ports`` as (agent, ifIndex, port id); ``owners`` as (pod id, job id, tenant id) by
     owner id, owner 0 being nobody (an address no pod interface owned); ``claims`` as
     (address, valid from, valid until or None, owner id), each address's oldest first
-    (where claims overlap, the latest that covers a moment wins); ``pod_ranks``,
-    ``job_ranks`` and ``tenant_ranks`` each id's place in the sorted names. Raises
-    ValueError on a claim of an owner not listed or an owner's pod, job or tenant without
-    a rank."""
+    (where claims overlap, the latest that covers a moment wins); ``pods``, ``jobs`` and
+    ``tenants`` the names by id (groups of equal bytes rank by name). Raises ValueError on
+    a claim of an owner not listed or an owner's pod, job or tenant without a name."""
 
     def __init__(self, ports: list[tuple[bytes, int, int]],
                  owners: list[tuple[int, int, int]],
                  claims: list[tuple[bytes, float, float | None, int]],
-                 pod_ranks: list[int], job_ranks: list[int],
-                 tenant_ranks: list[int]) -> None: ...
+                 pods: list[str], jobs: list[str], tenants: list[str]) -> None: ...
 
     def attribute(self, segments: list[SegmentTuple], top: int
-                  ) -> tuple[list[GroupTuple], list[tuple[bytes, int, int]], int]:
+                  ) -> tuple[Joined, list[LinkTuple], list[tuple[bytes, int, int]], int]:
         """Every row of ``segments`` joined at its segment's start and summed per link
-        direction (each table ranked; pods, pairs, throttled jobs cut to ``top``): the link
-        directions, the samples of ports the fabric does not know as (agent, ifIndex,
-        samples), and the samples whose source nobody owned. Raises ValueError on rows that
-        are not whole or name an index beyond their tables."""
+        direction by sender tenant, job and pod, by (sender job, receiver job) and by the
+        receiver job of its CNPs (throttled), each table ranked largest first (ties by
+        name), pods, pairs and throttled jobs cut to ``top``: the tables, the link
+        directions in the same order, the samples of ports the fabric does not know as
+        (agent, ifIndex, samples), and the samples whose source nobody owned. Raises
+        ValueError on rows that are not whole or name an index beyond their tables."""
+
+
+class Joined:
+    """The tables of one :meth:`Join.attribute`, kept for their shares."""
+
+    def shares(self, link: int, share: type, counters: Counters | None
+               ) -> tuple[tuple, tuple, tuple, tuple, tuple]:
+        """The shares of the ``link``-th direction's tenants, jobs, pods, pairs
+        (``a -> b``) and throttled jobs, made as :func:`shares` makes them (the cut's rest
+        named ``other``): the first four apportioned from ``counters`` when given, the
+        throttled jobs among the CNPs alone. IndexError for a link it does not have."""
 
 
 DROPS: list[str]

@@ -2,9 +2,11 @@
 
 Samples name a port by (sFlow agent, ifIndex); their addresses name pod interfaces
 through the IP index at the segment's start time. That join runs in the Rust core over
-the interval's packed flow tables (:mod:`correlator.attribution.join`): Python gets one
-table per link direction of sums by sender tenant, job and pod, by (sender job, receiver
-job) and by throttled job, with exact integer sums, and apportions them here. Traffic is
+the interval's packed flow tables (:mod:`correlator.attribution.join`): it sums each
+link direction by sender tenant, job and pod, by (sender job, receiver job) and by
+throttled job, in exact integers, and keeps the tables; here each direction's counters
+are read and checked, and the core apportions its tables by them (the shares of
+:mod:`correlator.attribution.estimate`), named. Traffic is
 attributed to its *sender* (the source address); the (source job, destination job) pairs
 keep the other end. An address no pod interface owned goes to ``unattributed``. CNPs are
 also counted by the job they throttle (the CNP's destination): those are the senders
@@ -25,27 +27,17 @@ interval: a group's bytes are the sampled estimate, within the hull of the estim
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
-from typing import Any
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import NamedTuple
 
 from correlator import _wire
 from correlator.attribution.accumulate import IN, Interval
-from correlator.attribution.estimate import (
-    FEW_SAMPLES,
-    NONE,
-    OTHER,
-    Z95,
-    Counters,
-    Ranked,
-    Share,
-    apportion,
-)
+from correlator.attribution.estimate import FEW_SAMPLES, Z95, Counters, Share
 from correlator.attribution.join import (
     NO_JOB,
     NO_TENANT,
     UNATTRIBUTED,
-    FabricJoin,
     fabric_join,
 )
 from correlator.collect.rates import Rates
@@ -114,90 +106,64 @@ class Attribution:
     replaces: bool = False
 
 
-@dataclass(slots=True)
-class _Groups:
-    """Sums of one link direction: its tenants, jobs, pods, (sender job, receiver job)
-    pairs and throttled jobs ranked (the last three cut to the top K), each group's sums
-    (samples, estimated bytes, packets, variance of the estimated bytes)."""
-
-    samples: int = 0
-    estimated: float = 0.0
-    variance: float = 0.0
-    tenants: Ranked = NONE
-    jobs: Ranked = NONE
-    pods: Ranked = NONE
-    pairs: Ranked = NONE
-    throttled: Ranked = NONE
-    traffic: dict[str, int] = field(default_factory=dict)
-
-
 def attribute(fabric: FabricGraph, interval: Interval, rates: Mapping[str, Rates] | None = None,
               top_pods: int = 10) -> Attribution:
     """Resolve and apportion ``interval``; ``rates`` by port ID give the exact bytes."""
     rates = rates or {}
     join = fabric_join(fabric)
-    found, unknown_rows, unattributed = join.core.attribute(
+    joined, found, unknown_rows, unattributed = join.core.attribute(
         [(segment.start, *table) for segment in interval.segments for table in segment.tables],
         top_pods)
-    groups = {(join.ports[port], _DIRECTIONS[direction]): _groups(join, *sums)
-              for port, direction, *sums in found}
+    links = []
+    for link, (port_id, direction, samples, estimated, variance, traffic) in enumerate(found):
+        port = join.ports[port_id]
+        links.append(_link(fabric, port, _DIRECTIONS[direction], interval, rates.get(port),
+                           _Sampled(joined, link, samples, float(estimated), float(variance),
+                                    {_TRAFFIC[i]: n for i, n in traffic})))
+    sampled = {(link.port, link.direction) for link in links}
+    for port, port_rates in rates.items():
+        for direction in _DIRECTIONS:
+            if (port, direction) not in sampled and port in fabric.graph:
+                links.append(_link(fabric, port, direction, interval, port_rates, None))
+    links.sort(key=lambda link: (link.port, link.direction))
     unknown = {f"{address_text(agent)}:{ifindex}": samples
                for agent, ifindex, samples in sorted(unknown_rows)}
-    links = [_link(fabric, port, direction, group, interval, rates.get(port))
-             for (port, direction), group in groups.items()]
-    for port, port_rates in rates.items():
-        for direction in ("in", "out"):
-            if (port, direction) not in groups and port in fabric.graph:
-                links.append(_link(fabric, port, direction, _Groups(), interval, port_rates))
-    links.sort(key=lambda link: (link.port, link.direction))
     return Attribution(interval.start, interval.seconds, tuple(links), unknown, unattributed)
 
 
 _DIRECTIONS = tuple(_wire.DIRECTIONS)
 _TRAFFIC = tuple(_wire.TRAFFIC)
-_Row = tuple[int, int, int, int, int]  # id, samples, estimated bytes, packets, variance
-_Cut = tuple[list[tuple[object, int, int, int, int]], _Row | None, _Row]  # top, other, all
 
 
-def _groups(join: FabricJoin, total: _Row, tenants: _Cut, jobs: _Cut, pods: _Cut,
-            pairs: _Cut, throttled: _Cut, traffic: list[tuple[int, int]]) -> _Groups:
-    """One link direction's sums from the core, by name."""
-    job = join.jobs
-    return _Groups(
-        total[1], float(total[2]), float(total[4]),
-        _ranked(tenants, join.tenants.__getitem__),
-        _ranked(jobs, job.__getitem__),
-        _ranked(pods, join.pods.__getitem__),
-        _ranked(pairs, lambda pair: f"{job[pair[0]]} -> {job[pair[1]]}"),  # type: ignore[index]
-        _ranked(throttled, job.__getitem__),
-        {_TRAFFIC[i]: n for i, n in traffic})
+class _Sampled(NamedTuple):
+    """What the core's join summed for one link direction (its ``link`` place in
+    ``joined``): samples, estimated bytes and their variance, samples per traffic class."""
+
+    joined: _wire.Joined
+    link: int
+    samples: int
+    estimated: float
+    variance: float
+    traffic: dict[str, int]
 
 
-def _ranked(cut: _Cut, name: Callable[[Any], str]) -> Ranked:
-    """A table the core ranked and cut, by name."""
-    top, other, total = cut
-    groups = [(name(key), (n, b, p, v)) for key, n, b, p, v in top]
-    if other is not None:
-        groups.append((OTHER, other[1:]))
-    return Ranked(groups, total[1:])  # type: ignore[arg-type]
-
-
-def _link(fabric: FabricGraph, port: str, direction: str, group: _Groups, interval: Interval,
-          rates: Rates | None) -> LinkTraffic:
+def _link(fabric: FabricGraph, port: str, direction: str, interval: Interval,
+          rates: Rates | None, sampled: _Sampled | None) -> LinkTraffic:
     counter_bytes, utilization = _exact(rates, direction, interval.seconds)
-    check = counter_check(counter_bytes, group.samples, group.estimated, group.variance)
+    samples, estimated, variance = sampled[2:5] if sampled is not None else (0, 0.0, 0.0)
+    check = counter_check(counter_bytes, samples, estimated, variance)
     counters = None if counter_bytes is None else Counters(
         counter_bytes, _known(rates, direction, interval.seconds), check == OUTSIDE)
-
-    def ranked(table: Ranked) -> tuple[Share, ...]:
-        return apportion(table, counters) if table.groups else ()
-
-    throttled = apportion(group.throttled) if group.throttled.groups else ()  # among CNPs
+    tenants, jobs, pods, pairs, throttled = _NO_SHARES if sampled is None else \
+        sampled.joined.shares(sampled.link, Share, counters)
     return LinkTraffic(port, direction, fabric.peer(port) or "", interval.start,
-                       interval.seconds, group.samples, group.estimated, counter_bytes,
-                       utilization, ranked(group.tenants), ranked(group.jobs),
-                       ranked(group.pods), ranked(group.pairs),
-                       dict(sorted(group.traffic.items())), throttled, check)
+                       interval.seconds, samples, estimated, counter_bytes, utilization,
+                       tenants, jobs, pods, pairs,
+                       dict(sorted(sampled.traffic.items())) if sampled is not None else {},
+                       throttled, check)
+
+
+_NO_SHARES: tuple[tuple[Share, ...], ...] = ((),) * 5
 
 
 def counter_check(counter_bytes: float | None, samples: int, estimated: float,

@@ -46,7 +46,8 @@ from correlator import _wire
 Z95: float = _wire.Z95
 FEW_SAMPLES: int = _wire.FEW_SAMPLES
 """Below this many samples the normal approximation of a group's bytes is not trusted."""
-OTHER = "other"
+OTHER: str = _wire.OTHER
+"""The group a table's cut leaves over."""
 
 
 class Share(NamedTuple):

@@ -4,8 +4,8 @@ ports, pod interfaces' owners and every address's owners over time, as integer i
 Built once per fabric (a new snapshot, or new IP ownership, is a new fabric): the core
 then resolves each flow-table row of an interval, sums it per link direction and ranks
 its tenants, jobs, pods, job pairs and throttled jobs (largest first, ties by name; pair names
-``a -> b`` sort as (a, b) since no name holds a character below the space), and Python
-reads one small table per link direction back by name.
+``a -> b`` sort as (a, b) since no name holds a character below the space); Python reads
+each link direction's shares back, named.
 """
 
 from __future__ import annotations
@@ -67,18 +67,6 @@ def _build(fabric: FabricGraph) -> FabricJoin:
     claims = [(address, o.valid_from, o.valid_until, interface_ids.get(o.interface, 0))
               for address, history in indexes.ips.items() for o in history]
     pods, jobs, tenants = (list(ids) for ids in names)
-    core = _wire.Join(port_rows, owner_rows, claims,  # type: ignore[arg-type]
-                      _ranks(pods), _ranks(jobs), _ranks(tenants))
+    core = _wire.Join(port_rows, owner_rows, claims, pods, jobs,  # type: ignore[arg-type]
+                      tenants)
     return FabricJoin(core, list(ports), pods, jobs, tenants)
-
-
-def _ranks(names: list[str]) -> list[int]:
-    """Each name's place among them sorted: how the core orders groups of equal bytes.
-
-    >>> _ranks(["unattributed", "job:b", "job:a"])
-    [2, 1, 0]
-    """
-    ranks = [0] * len(names)
-    for place, number in enumerate(sorted(range(len(names)), key=names.__getitem__)):
-        ranks[number] = place
-    return ranks

@@ -1,9 +1,9 @@
 """Attribution with the join in Python, key by key, as fabcorr did before the Rust core
 (:mod:`correlator.attribution.join`): each flow key's addresses resolved through the IP
-index at the segment's start, summed per link direction by name. The apportioning
-(:func:`correlator.attribution.attribute._link`) is the product's: only the join, and the
-ranking and cut of each table (:func:`tests.attribution_oracle.estimate.rank`), are checked
-against this.
+index at the segment's start, summed per link direction by name, each table ranked and
+cut (:func:`tests.attribution_oracle.estimate.rank`) and apportioned by the Python method
+(:func:`tests.attribution_oracle.estimate.apportion`). Reading and checking a direction's
+counters is the product's (:func:`correlator.attribution.attribute.counter_check`).
 """
 
 from __future__ import annotations
@@ -16,15 +16,18 @@ from correlator.attribution.attribute import (
     CNP,
     NO_JOB,
     NO_TENANT,
+    OUTSIDE,
     UNATTRIBUTED,
     Attribution,
-    _Groups,
-    _link,
+    LinkTraffic,
+    _exact,
+    _known,
+    counter_check,
 )
-from correlator.attribution.estimate import Ranked
+from correlator.attribution.estimate import Counters, Ranked, Share
 from correlator.collect.rates import Rates
 from correlator.sflow.records import address_text
-from tests.attribution_oracle.estimate import rank
+from tests.attribution_oracle.estimate import apportion, rank
 from topology.footprint import Owner, owners
 from topology.graph import FabricGraph
 
@@ -45,13 +48,28 @@ class _Sums:
     throttled: dict[str, list[int]] = field(default_factory=dict)
     traffic: dict[str, int] = field(default_factory=dict)
 
-    def groups(self, top: int) -> _Groups:
+    def link(self, fabric: FabricGraph, port: str, direction: str, interval: Interval,
+             rates: Rates | None, top: int) -> LinkTraffic:
+        """This direction's traffic, as :func:`correlator.attribution.attribute._link`
+        gives it."""
         def ranked(table: dict[str, list[int]], cut: int | None = None) -> Ranked:
             return rank({k: tuple(v) for k, v in table.items()}, cut)  # type: ignore[misc]
 
-        return _Groups(self.samples, self.estimated, self.variance, ranked(self.tenants),
-                       ranked(self.jobs), ranked(self.pods, top), ranked(self.pairs, top),
-                       ranked(self.throttled, top), self.traffic)
+        counter_bytes, utilization = _exact(rates, direction, interval.seconds)
+        check = counter_check(counter_bytes, self.samples, self.estimated, self.variance)
+        counters = None if counter_bytes is None else Counters(
+            counter_bytes, _known(rates, direction, interval.seconds), check == OUTSIDE)
+
+        def shares(table: dict[str, list[int]], cut: int | None = None,
+                   by: Counters | None = counters) -> tuple[Share, ...]:
+            return apportion(ranked(table, cut), by) if table else ()
+
+        return LinkTraffic(port, direction, fabric.peer(port) or "", interval.start,
+                           interval.seconds, self.samples, self.estimated, counter_bytes,
+                           utilization, shares(self.tenants), shares(self.jobs),
+                           shares(self.pods, top), shares(self.pairs, top),
+                           dict(sorted(self.traffic.items())),
+                           shares(self.throttled, top, None), check)
 
 
 def attribute(fabric: FabricGraph, interval: Interval, rates: Mapping[str, Rates] | None = None,
@@ -82,12 +100,13 @@ def attribute(fabric: FabricGraph, interval: Interval, rates: Mapping[str, Rates
                 unattributed += sums[0]
             _add(groups.setdefault((port, direction), _Sums()), sums, sender, receiver,
                  traffic)
-    links = [_link(fabric, port, direction, group.groups(top_pods), interval, rates.get(port))
+    links = [group.link(fabric, port, direction, interval, rates.get(port), top_pods)
              for (port, direction), group in groups.items()]
     for port, port_rates in rates.items():
         for direction in ("in", "out"):
             if (port, direction) not in groups and port in fabric.graph:
-                links.append(_link(fabric, port, direction, _Groups(), interval, port_rates))
+                links.append(_Sums().link(fabric, port, direction, interval, port_rates,
+                                          top_pods))
     links.sort(key=lambda link: (link.port, link.direction))
     return Attribution(interval.start, interval.seconds, tuple(links), unknown, unattributed)
 

@@ -3,16 +3,15 @@
 //! compact tables per interval, never an object per flow sample.
 
 use pyo3::prelude::*;
-use pyo3::types::{PyBytes, PyDict, PyList, PyTuple, PyType};
+use pyo3::types::{PyBytes, PyDict, PyList, PyTuple};
 use pyo3::IntoPyObjectExt;
-use pyo3::PyTypeInfo;
 use std::sync::mpsc;
 
 use std::net::{IpAddr, SocketAddr};
 
 use crate::accumulate::{self, guarded, Interval, Limits};
 use crate::admission::{Admission, Refusal, Relay};
-use crate::attribute::{cut, Claim, Cut, Group, Index, Joined, Row, Sums};
+use crate::attribute::{Row, Sums};
 use crate::capture::{Capture, OpenError, Udp};
 use crate::collector::{Closed, Collector, Totals};
 use crate::counters_sample::CounterSample;
@@ -25,7 +24,6 @@ use crate::packet::{Addr, Packet, Traffic};
 use crate::receive::{Receiving, Request};
 use crate::reject::Reject;
 use crate::route::{self, Routes};
-use crate::share::{self as shares_of, Bytes, Counters};
 
 /// One row of a segment's flow table (little-endian): agent index, ifIndex, sampling
 /// rate, source and destination address indexes, direction index, traffic index, two
@@ -33,6 +31,7 @@ use crate::share::{self as shares_of, Bytes, Counters};
 const ROW_FORMAT: &str = "<5I2B2x4Q";
 const ROW_SIZE: usize = 56;
 
+mod join;
 mod series;
 
 type Any<'py> = Bound<'py, PyAny>;
@@ -266,59 +265,6 @@ fn decode<'py>(py: Python<'py>, data: &[u8]) -> PyResult<(Any<'py>, Bound<'py, P
 #[pyfunction]
 fn indent_json(py: Python<'_>, compact: &str, width: usize) -> String {
     py.detach(|| crate::json_layout::indent(compact, width))
-}
-
-/// A group's sums as Python holds them: samples, estimated bytes, packets, variance.
-type SumsTuple = (u128, u128, u128, u128);
-
-fn sums((samples, bytes, packets, variance): SumsTuple) -> shares_of::Sums {
-    shares_of::Sums { samples, bytes, packets, variance }
-}
-
-/// A link direction's counters: bytes, the least and most the readings allow, disputed.
-type CountersTuple = (f64, Option<(f64, f64)>, bool);
-
-/// shares(share, groups, total, counters) -> [share]: each named group's share of
-/// `total`, made as instances of `share` (a named tuple's class; see the stub).
-#[pyfunction]
-fn shares<'py>(
-    py: Python<'py>,
-    share: Bound<'py, PyType>,
-    groups: Vec<(Any<'py>, SumsTuple)>,
-    total: SumsTuple,
-    counters: Option<CountersTuple>,
-) -> PyResult<Bound<'py, PyList>> {
-    if groups.iter().any(|(_, group)| group.0 == 0) {
-        return Err(bad("a group without samples has no share".into()));
-    }
-    let counters = counters.map(|(exact, known, disputed)| Counters { exact, known, disputed });
-    let numbers: Vec<shares_of::Sums> = groups.iter().map(|(_, group)| sums(*group)).collect();
-    let found = shares_of::apportion(&numbers, sums(total), counters);
-    let make = PyTuple::type_object(py).getattr("__new__")?;
-    let made = PyList::empty(py);
-    for ((name, group), found) in groups.into_iter().zip(found) {
-        let (bytes, exact) = match found.bytes {
-            Bytes::Apportioned(bytes) => (any(py, bytes)?, true),
-            Bytes::Estimated(bytes) => (wide(py, bytes)?, false),
-        };
-        let fields = PyTuple::new(
-            py,
-            [
-                name,
-                wide(py, group.0)?,
-                any(py, found.share)?,
-                any(py, found.share_low)?,
-                any(py, found.share_high)?,
-                bytes,
-                any(py, found.low)?,
-                any(py, found.high)?,
-                wide(py, group.2)?,
-                any(py, exact)?,
-            ],
-        )?;
-        made.append(make.call1((&share, fields))?)?;
-    }
-    Ok(made)
 }
 
 /// Decodes datagrams and sums their samples per interval (see the stub).
@@ -740,135 +686,12 @@ fn bad(message: String) -> PyErr {
     pyo3::exceptions::PyValueError::new_err(message)
 }
 
-fn sums_tuple<'py>(py: Python<'py>, key: Any<'py>, s: &Sums) -> PyResult<Any<'py>> {
-    tuple(py, vec![key, any(py, s.samples)?, wide(py, s.bytes)?, wide(py, s.packets)?, wide(py, s.variance)?])
-}
-
 /// A 128-bit sum as a Python int: by way of 64 bits when it fits (the abi3 conversion of
 /// a u128 is a slow one, and nearly every sum fits).
 fn wide<'py>(py: Python<'py>, n: u128) -> PyResult<Any<'py>> {
     match u64::try_from(n) {
         Ok(small) => any(py, small),
         Err(_) => any(py, n),
-    }
-}
-
-fn cut_tuple<'py, K: Copy>(
-    py: Python<'py>,
-    found: Cut<K>,
-    key: impl Fn(K) -> PyResult<Any<'py>>,
-) -> PyResult<Any<'py>> {
-    let top = PyList::empty(py);
-    for (k, s) in &found.top {
-        top.append(sums_tuple(py, key(*k)?, s)?)?;
-    }
-    let none = || py.None().into_bound(py);
-    let other = match &found.other {
-        Some(s) => sums_tuple(py, none(), s)?,
-        None => none(),
-    };
-    tuple(py, vec![top.into_any(), other, sums_tuple(py, none(), &found.total)?])
-}
-
-fn group_tuple<'py>(
-    py: Python<'py>,
-    index: &Index,
-    port: u32,
-    direction: u8,
-    g: &Group,
-    top: usize,
-) -> PyResult<Any<'py>> {
-    let id = |k: u32| any(py, k);
-    let place = |ranks: &Vec<u32>, k: u32| ranks.get(k as usize).copied().unwrap_or(u32::MAX);
-    let job = |k: u32| place(&index.job_ranks, k);
-    let pod = |k: u32| place(&index.pod_ranks, k);
-    let tenant = |k: u32| place(&index.tenant_ranks, k);
-    let traffic = PyList::empty(py);
-    for (i, n) in g.traffic.iter().enumerate().filter(|(_, n)| **n > 0) {
-        traffic.append((i, *n))?;
-    }
-    tuple(
-        py,
-        vec![
-            any(py, port)?,
-            any(py, direction)?,
-            sums_tuple(py, py.None().into_bound(py), &g.total)?,
-            cut_tuple(py, cut(&g.tenants, usize::MAX, tenant), id)?,
-            cut_tuple(py, cut(&g.jobs, usize::MAX, job), id)?,
-            cut_tuple(py, cut(&g.pods, top, pod), id)?,
-            cut_tuple(py, cut(&g.pairs, top, |(a, r)| (job(a), job(r))), |(a, r)| any(py, (a, r)))?,
-            cut_tuple(py, cut(&g.throttled, top, job), id)?,
-            traffic.into_any(),
-        ],
-    )
-}
-
-/// A segment's flow table as `Accumulator.take` hands it over: start, agents, addresses,
-/// rows.
-type SegmentTable<'py> = (f64, Vec<Bound<'py, PyBytes>>, Vec<Bound<'py, PyBytes>>, Bound<'py, PyBytes>);
-
-/// The join of flow tables to a fabric's ports and pod interfaces (see the stub).
-#[pyclass(module = "correlator._wire", name = "Join", frozen)]
-struct PyJoin {
-    index: Index,
-}
-
-#[pymethods]
-impl PyJoin {
-    #[new]
-    fn new(
-        ports: Vec<(Bound<'_, PyBytes>, u32, u32)>,
-        owners: Vec<(u32, u32, u32)>,
-        claims: Vec<(Bound<'_, PyBytes>, f64, Option<f64>, u32)>,
-        pod_ranks: Vec<u32>,
-        job_ranks: Vec<u32>,
-        tenant_ranks: Vec<u32>,
-    ) -> PyResult<Self> {
-        let ports = ports
-            .into_iter()
-            .map(|(agent, ifindex, port)| (Addr::from_slice(agent.as_bytes()), ifindex, port));
-        let owners = owners.into_iter().map(|(pod, job, tenant)| [pod, job, tenant]).collect();
-        let claims = claims.into_iter().map(|(address, from, until, owner)| {
-            (
-                Addr::from_slice(address.as_bytes()),
-                Claim { from, until: until.unwrap_or(f64::INFINITY), owner },
-            )
-        });
-        let index =
-            Index::new(ports, owners, claims).and_then(|i| i.ranked(pod_ranks, job_ranks, tenant_ranks));
-        Ok(PyJoin { index: index.map_err(bad)? })
-    }
-
-    fn attribute<'py>(
-        &self,
-        py: Python<'py>,
-        segments: Vec<SegmentTable<'py>>,
-        top: usize,
-    ) -> PyResult<Any<'py>> {
-        let mut joined = Joined::default();
-        for (at, agents, addresses, rows) in &segments {
-            let agents: Vec<Addr> = agents.iter().map(|a| Addr::from_slice(a.as_bytes())).collect();
-            let addresses: Vec<Addr> = addresses.iter().map(|a| Addr::from_slice(a.as_bytes())).collect();
-            let rows = rows.as_bytes();
-            if rows.len() % ROW_SIZE != 0 {
-                return Err(bad(format!("flow rows of {} bytes: not whole rows of {ROW_SIZE}", rows.len())));
-            }
-            let parsed: Option<Vec<Row>> = rows.chunks_exact(ROW_SIZE).map(row).collect();
-            let parsed =
-                parsed.ok_or_else(|| bad("a flow row names no direction or traffic class".into()))?;
-            guarded(|| joined.add(&self.index, *at, &agents, &addresses, parsed))
-                .map_err(|_| pyo3::exceptions::PyRuntimeError::new_err("the join panicked"))?
-                .map_err(bad)?;
-        }
-        let groups = PyList::empty(py);
-        for ((port, direction), group) in &joined.groups {
-            groups.append(group_tuple(py, &self.index, *port, *direction as u8, group, top)?)?;
-        }
-        let unknown = PyList::empty(py);
-        for ((agent, ifindex), samples) in &joined.unknown {
-            unknown.append((addr(py, agent), *ifindex, *samples))?;
-        }
-        tuple(py, vec![groups.into_any(), unknown.into_any(), any(py, joined.unattributed)?])
     }
 }
 
@@ -955,16 +778,18 @@ fn _wire(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<series::SeriesLines>()?;
     m.add_function(wrap_pyfunction!(series::exposition, m)?)?;
     m.add_function(wrap_pyfunction!(indent_json, m)?)?;
-    m.add_function(wrap_pyfunction!(shares, m)?)?;
+    m.add_function(wrap_pyfunction!(join::shares, m)?)?;
     m.add_class::<PyAccumulator>()?;
     m.add_class::<PyCollector>()?;
-    m.add_class::<PyJoin>()?;
+    m.add_class::<join::PyJoin>()?;
+    m.add_class::<join::PyJoined>()?;
     m.add_class::<PyInlet>()?;
     m.add("DROPS", route::Cause::ALL.map(route::Cause::name))?;
     m.add_class::<PyCapture>()?;
     m.add("ROW_FORMAT", ROW_FORMAT)?;
-    m.add("Z95", shares_of::Z95)?;
-    m.add("FEW_SAMPLES", shares_of::FEW_SAMPLES)?;
+    m.add("Z95", crate::share::Z95)?;
+    m.add("FEW_SAMPLES", crate::share::FEW_SAMPLES)?;
+    m.add("OTHER", join::OTHER)?;
     m.add("TRAFFIC", Traffic::ALL.map(Traffic::name))?;
     m.add("DIRECTIONS", [accumulate::Direction::In.name(), accumulate::Direction::Out.name()])?;
     m.add("REJECTS", Reject::ALL.map(Reject::name))?;

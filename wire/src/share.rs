@@ -10,6 +10,8 @@
 
 use std::hint::black_box;
 
+pub use crate::attribute::Sums;
+
 pub const Z95: f64 = 1.959963984540054;
 /// Below this many samples the normal approximation of a group's bytes is not trusted.
 pub const FEW_SAMPLES: u128 = 30;
@@ -19,16 +21,6 @@ pub const SCANT_SAMPLES: u128 = 10;
 pub const MISSED: f64 = 0.05;
 /// The normal quantile of the packet-share factor of [`missed_class_high`].
 pub const COUNT_Z: f64 = 0.5;
-
-/// Samples, estimated bytes, estimated packets, and the variance of the estimated bytes
-/// of one group (or of a link direction's every group).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Sums {
-    pub samples: u128,
-    pub bytes: u128,
-    pub packets: u128,
-    pub variance: u128,
-}
 
 /// A group's bytes: apportioned from the counters, or its sampled estimate.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -115,7 +107,7 @@ pub fn missed_class_high(c: u128, n: u128, share: f64, total: Sums) -> f64 {
 /// The wider, on each side, of the ratio (with few samples, also on the log scale above
 /// and, with fewer, the missed-class bound) and the scaled count interval of a share.
 fn interval(group: Sums, share: f64, total: Sums) -> (f64, f64) {
-    let (c, n) = (group.samples, total.samples);
+    let (c, n) = (u128::from(group.samples), u128::from(total.samples));
     if c == 0 || total.bytes == 0 {
         return (0.0, 0.0);
     }
@@ -193,7 +185,7 @@ pub fn apportion(groups: &[Sums], total: Sums, counters: Option<Counters>) -> Ve
 mod tests {
     use super::*;
 
-    fn sums(samples: u128, bytes: u128, packets: u128, variance: u128) -> Sums {
+    fn sums(samples: u64, bytes: u128, packets: u128, variance: u128) -> Sums {
         Sums { samples, bytes, packets, variance }
     }
 

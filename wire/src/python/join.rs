@@ -1,0 +1,293 @@
+//! The join of an interval's flow tables to the fabric, and the shares of what it summed,
+//! for Python (`correlator/attribution/attribute.py`): a link direction's tables stay
+//! here, ranked and cut, until Python asks for their shares with the direction's
+//! counters; they come back named, as `Share` named tuples.
+
+use pyo3::prelude::*;
+use pyo3::types::{PyBytes, PyList, PyString, PyTuple, PyType};
+use pyo3::PyTypeInfo;
+
+use super::{addr, any, bad, row, tuple, wide, Any, ROW_SIZE};
+use crate::accumulate::guarded;
+use crate::attribute::{cut, Claim, Cut, Group, Index, Joined, Row, Sums};
+use crate::packet::Addr;
+use crate::share::{apportion, Bytes, Counters};
+
+/// The name of the group a table's cut leaves over.
+pub const OTHER: &str = "other";
+
+/// A group's sums as Python holds them: samples, estimated bytes, packets, variance.
+type SumsTuple = (u64, u128, u128, u128);
+
+/// A link direction's counters: bytes, the least and most the readings allow, disputed.
+type CountersTuple = (f64, Option<(f64, f64)>, bool);
+
+/// A segment's flow table as `Accumulator.take` hands it over: start, agents, addresses,
+/// rows.
+type SegmentTable<'py> = (f64, Vec<Bound<'py, PyBytes>>, Vec<Bound<'py, PyBytes>>, Bound<'py, PyBytes>);
+
+fn sums((samples, bytes, packets, variance): SumsTuple) -> Sums {
+    Sums { samples, bytes, packets, variance }
+}
+
+fn counters(found: Option<CountersTuple>) -> Option<Counters> {
+    found.map(|(exact, known, disputed)| Counters { exact, known, disputed })
+}
+
+/// `found` (the shares of `groups`, in order) as instances of `share`, each named.
+fn made<'py>(
+    py: Python<'py>,
+    share: &Bound<'py, PyType>,
+    groups: impl Iterator<Item = (Any<'py>, Sums)>,
+    total: Sums,
+    counters: Option<Counters>,
+) -> PyResult<Vec<Any<'py>>> {
+    let (names, numbers): (Vec<Any<'py>>, Vec<Sums>) = groups.unzip();
+    if numbers.iter().any(|group| group.samples == 0) {
+        return Err(bad("a group without samples has no share".into()));
+    }
+    let make = PyTuple::type_object(py).getattr("__new__")?;
+    let mut out = Vec::with_capacity(names.len());
+    for ((name, group), found) in names.into_iter().zip(&numbers).zip(apportion(&numbers, total, counters)) {
+        let (bytes, exact) = match found.bytes {
+            Bytes::Apportioned(bytes) => (any(py, bytes)?, true),
+            Bytes::Estimated(bytes) => (wide(py, bytes)?, false),
+        };
+        let fields = PyTuple::new(
+            py,
+            [
+                name,
+                any(py, group.samples)?,
+                any(py, found.share)?,
+                any(py, found.share_low)?,
+                any(py, found.share_high)?,
+                bytes,
+                any(py, found.low)?,
+                any(py, found.high)?,
+                wide(py, group.packets)?,
+                any(py, exact)?,
+            ],
+        )?;
+        out.push(make.call1((share, fields))?);
+    }
+    Ok(out)
+}
+
+/// shares(share, groups, total, counters) -> [share]: each named group's share of
+/// `total`, made as instances of `share` (a named tuple's class; see the stub).
+#[pyfunction]
+pub fn shares<'py>(
+    py: Python<'py>,
+    share: Bound<'py, PyType>,
+    groups: Vec<(Any<'py>, SumsTuple)>,
+    total: SumsTuple,
+    counters: Option<CountersTuple>,
+) -> PyResult<Bound<'py, PyList>> {
+    let groups = groups.into_iter().map(|(name, group)| (name, sums(group)));
+    PyList::new(py, made(py, &share, groups, sums(total), self::counters(counters))?)
+}
+
+/// The join of flow tables to a fabric's ports and pod interfaces (see the stub).
+#[pyclass(module = "correlator._wire", name = "Join", frozen)]
+pub struct PyJoin {
+    index: Index,
+    pods: Vec<Py<PyString>>,
+    jobs: Vec<Py<PyString>>,
+    tenants: Vec<Py<PyString>>,
+    job_names: Vec<String>,
+}
+
+/// Each name's place among `names` sorted (as Python sorts str: by code point).
+fn ranks(names: &[String]) -> Vec<u32> {
+    let mut order: Vec<usize> = (0..names.len()).collect();
+    order.sort_by(|a, b| names[*a].cmp(&names[*b]));
+    let mut ranks = vec![0; names.len()];
+    for (place, id) in order.into_iter().enumerate() {
+        ranks[id] = place as u32;
+    }
+    ranks
+}
+
+fn strings(py: Python<'_>, names: &[String]) -> Vec<Py<PyString>> {
+    names.iter().map(|name| PyString::new(py, name).unbind()).collect()
+}
+
+#[pymethods]
+impl PyJoin {
+    #[new]
+    fn new(
+        py: Python<'_>,
+        ports: Vec<(Bound<'_, PyBytes>, u32, u32)>,
+        owners: Vec<(u32, u32, u32)>,
+        claims: Vec<(Bound<'_, PyBytes>, f64, Option<f64>, u32)>,
+        pods: Vec<String>,
+        jobs: Vec<String>,
+        tenants: Vec<String>,
+    ) -> PyResult<Self> {
+        let ports = ports
+            .into_iter()
+            .map(|(agent, ifindex, port)| (Addr::from_slice(agent.as_bytes()), ifindex, port));
+        let owners = owners.into_iter().map(|(pod, job, tenant)| [pod, job, tenant]).collect();
+        let claims = claims.into_iter().map(|(address, from, until, owner)| {
+            (
+                Addr::from_slice(address.as_bytes()),
+                Claim { from, until: until.unwrap_or(f64::INFINITY), owner },
+            )
+        });
+        let index = Index::new(ports, owners, claims)
+            .and_then(|i| i.ranked(ranks(&pods), ranks(&jobs), ranks(&tenants)))
+            .map_err(bad)?;
+        Ok(PyJoin {
+            index,
+            pods: strings(py, &pods),
+            jobs: strings(py, &jobs),
+            tenants: strings(py, &tenants),
+            job_names: jobs,
+        })
+    }
+
+    fn attribute<'py>(
+        slf: &Bound<'py, Self>,
+        segments: Vec<SegmentTable<'py>>,
+        top: usize,
+    ) -> PyResult<Any<'py>> {
+        let py = slf.py();
+        let index = &slf.get().index;
+        let mut joined = Joined::default();
+        for (at, agents, addresses, rows) in &segments {
+            let agents: Vec<Addr> = agents.iter().map(|a| Addr::from_slice(a.as_bytes())).collect();
+            let addresses: Vec<Addr> = addresses.iter().map(|a| Addr::from_slice(a.as_bytes())).collect();
+            let rows = rows.as_bytes();
+            if rows.len() % ROW_SIZE != 0 {
+                return Err(bad(format!("flow rows of {} bytes: not whole rows of {ROW_SIZE}", rows.len())));
+            }
+            let parsed: Option<Vec<Row>> = rows.chunks_exact(ROW_SIZE).map(row).collect();
+            let parsed =
+                parsed.ok_or_else(|| bad("a flow row names no direction or traffic class".into()))?;
+            guarded(|| joined.add(index, *at, &agents, &addresses, parsed))
+                .map_err(|_| pyo3::exceptions::PyRuntimeError::new_err("the join panicked"))?
+                .map_err(bad)?;
+        }
+        let links = PyList::empty(py);
+        let mut tables = Vec::with_capacity(joined.groups.len());
+        for ((port, direction), group) in &joined.groups {
+            links.append(link_tuple(py, *port, *direction as u8, group)?)?;
+            tables.push(Tables::of(index, group, top));
+        }
+        let unknown = PyList::empty(py);
+        for ((agent, ifindex), samples) in &joined.unknown {
+            unknown.append((addr(py, agent), *ifindex, *samples))?;
+        }
+        let found = Bound::new(py, PyJoined { join: slf.clone().unbind(), tables })?;
+        tuple(py, vec![found.into_any(), links.into_any(), unknown.into_any(), any(py, joined.unattributed)?])
+    }
+}
+
+/// (port id, direction index, samples, estimated bytes, variance, samples per traffic
+/// index): one link direction of a join.
+fn link_tuple<'py>(py: Python<'py>, port: u32, direction: u8, group: &Group) -> PyResult<Any<'py>> {
+    let traffic = PyList::empty(py);
+    for (i, n) in group.traffic.iter().enumerate().filter(|(_, n)| **n > 0) {
+        traffic.append((i, *n))?;
+    }
+    let total = &group.total;
+    tuple(
+        py,
+        vec![
+            any(py, port)?,
+            any(py, direction)?,
+            any(py, total.samples)?,
+            wide(py, total.bytes)?,
+            wide(py, total.variance)?,
+            traffic.into_any(),
+        ],
+    )
+}
+
+/// A link direction's tables, ranked (ties by name) and cut.
+struct Tables {
+    tenants: Cut<u32>,
+    jobs: Cut<u32>,
+    pods: Cut<u32>,
+    pairs: Cut<(u32, u32)>,
+    throttled: Cut<u32>,
+}
+
+impl Tables {
+    /// Tenants and jobs ranked whole, the others cut to `top`.
+    fn of(index: &Index, group: &Group, top: usize) -> Self {
+        let place = |ranks: &Vec<u32>, k: u32| ranks.get(k as usize).copied().unwrap_or(u32::MAX);
+        let job = |k: u32| place(&index.job_ranks, k);
+        Tables {
+            tenants: cut(&group.tenants, usize::MAX, |k| place(&index.tenant_ranks, k)),
+            jobs: cut(&group.jobs, usize::MAX, job),
+            pods: cut(&group.pods, top, |k| place(&index.pod_ranks, k)),
+            pairs: cut(&group.pairs, top, |(a, r)| (job(a), job(r))),
+            throttled: cut(&group.throttled, top, job),
+        }
+    }
+}
+
+/// The link directions of one join, their tables kept for their shares (see the stub).
+#[pyclass(module = "correlator._wire", name = "Joined", frozen)]
+pub struct PyJoined {
+    join: Py<PyJoin>,
+    tables: Vec<Tables>,
+}
+
+/// `found`'s groups named by `name`, the rest as [`OTHER`], shares made by [`made`].
+fn named<'py, K: Copy>(
+    py: Python<'py>,
+    share: &Bound<'py, PyType>,
+    found: &Cut<K>,
+    name: impl Fn(K) -> PyResult<Any<'py>>,
+    counters: Option<Counters>,
+) -> PyResult<Any<'py>> {
+    let mut groups = Vec::with_capacity(found.top.len() + 1);
+    for (key, sums) in &found.top {
+        groups.push((name(*key)?, *sums));
+    }
+    if let Some(other) = found.other {
+        groups.push((PyString::new(py, OTHER).into_any(), other));
+    }
+    Ok(PyTuple::new(py, made(py, share, groups.into_iter(), found.total, counters)?)?.into_any())
+}
+
+#[pymethods]
+impl PyJoined {
+    /// The shares of link direction `link` (its place in the join's links): tenants,
+    /// jobs, pods and pairs apportioned from `counters` when given, throttled jobs among
+    /// the CNPs alone.
+    fn shares<'py>(
+        &self,
+        py: Python<'py>,
+        link: usize,
+        share: Bound<'py, PyType>,
+        counters: Option<CountersTuple>,
+    ) -> PyResult<Any<'py>> {
+        let tables = self
+            .tables
+            .get(link)
+            .ok_or_else(|| pyo3::exceptions::PyIndexError::new_err(format!("no link direction {link}")))?;
+        let join = self.join.get();
+        let pick = |names: &Vec<Py<PyString>>, k: u32| -> PyResult<Any<'py>> {
+            let found = names.get(k as usize).ok_or_else(|| bad(format!("no name for id {k}")))?;
+            Ok(found.bind(py).clone().into_any())
+        };
+        let job_name = |k: u32| join.job_names.get(k as usize).map_or("", String::as_str);
+        let pair = |(a, r): (u32, u32)| -> PyResult<Any<'py>> {
+            Ok(PyString::new(py, &format!("{} -> {}", job_name(a), job_name(r))).into_any())
+        };
+        let counters = self::counters(counters);
+        tuple(
+            py,
+            vec![
+                named(py, &share, &tables.tenants, |k| pick(&join.tenants, k), counters)?,
+                named(py, &share, &tables.jobs, |k| pick(&join.jobs, k), counters)?,
+                named(py, &share, &tables.pods, |k| pick(&join.pods, k), counters)?,
+                named(py, &share, &tables.pairs, pair, counters)?,
+                named(py, &share, &tables.throttled, |k| pick(&join.jobs, k), None)?,
+            ],
+        )
+    }
+}
