@@ -55,10 +55,16 @@ def in_session(process: subprocess.Popen) -> list[str]:
     return found
 
 
-def left_behind(process: subprocess.Popen) -> list[str]:
+def left_behind(process: subprocess.Popen, grace_s: float = 5.0) -> list[str]:
     """What ``process`` (started with ``start_new_session=True``) left running in its
-    session, all of which is then killed, ``process`` too, and reaped."""
+    session ``grace_s`` after it was asked (a child still exiting then shows without its
+    command line: it gets the time), all of which is then killed, ``process`` too, and
+    reaped."""
+    deadline = time.monotonic() + grace_s
     left = in_session(process)
+    while left and time.monotonic() < deadline:
+        time.sleep(0.1)
+        left = in_session(process)
     with contextlib.suppress(ProcessLookupError):
         os.killpg(process.pid, signal.SIGKILL)
     process.wait()
