@@ -47,6 +47,7 @@ its switches receive, on the signals of both ends.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import logging
 import threading
 from collections import Counter
@@ -80,6 +81,13 @@ CORRECTION_MIN_S = 60.0
 at least that many seconds (polls that time out on a busy machine stall for a while)."""
 
 
+_SAMPLED_WIDTHS = dict.fromkeys(("in_discards", "out_discards", "in_errors", "out_errors",
+                                 "in_pkts", "out_pkts"), 32)
+"""The narrow counters of :func:`interface_reading` (one dict every reading shares, never
+changed): Counter32s, and the packets, a sum of three Counter32s that wraps where none of
+them says (kept out of 64-bit math)."""
+
+
 def interface_reading(switch: str, port: str, at: float, counters: InterfaceCounters
                       ) -> PortCounters:
     """A port reading from an sFlow generic interface counters record.
@@ -94,10 +102,7 @@ def interface_reading(switch: str, port: str, at: float, counters: InterfaceCoun
               "out_pkts": counters.out_ucast + counters.out_mcast + counters.out_bcast,
               "in_discards": counters.in_discards, "out_discards": counters.out_discards,
               "in_errors": counters.in_errors, "out_errors": counters.out_errors}
-    narrow = dict.fromkeys(("in_discards", "out_discards", "in_errors", "out_errors"), 32)
-    # a sum of three Counter32s wraps where none of them says: keep it out of 64-bit math
-    narrow |= {"in_pkts": 32, "out_pkts": 32}
-    return PortCounters(switch, port, at, values, narrow,
+    return PortCounters(switch, port, at, values, _SAMPLED_WIDTHS,
                         oper_status="up" if counters.oper_up else "down",
                         speed_bps=counters.speed or None, stamped=True)
 
@@ -362,17 +367,24 @@ class Engine:
     def _sflow_counters(self, fabric: FabricGraph, counters: list[CounterArrival]) -> None:
         """The interval's sFlow counter samples, in the order they arrived, into their
         ports' timelines, each dated by its agent's clock."""
+        named = functools.cache(functools.partial(_sampled_port, fabric))
         for agent, sub_agent, received, uptime_ms, sample in sorted(counters,
                                                                     key=lambda c: c.received):
             at = self._clocks.date(agent, sub_agent, received, uptime_ms)
             if sample.interface is None:
                 continue
-            port = fabric.indexes.port_for_sample(agent, sample.interface.ifindex)
-            if port is None:
-                continue
-            attrs = fabric.attrs(port)
-            self._sampled.add(interface_reading(attrs["switch"], attrs["name"], at,
-                                                sample.interface))
+            port = named(agent, sample.interface.ifindex)
+            if port is not None:
+                self._sampled.add(interface_reading(*port, at, sample.interface))
+
+
+def _sampled_port(fabric: FabricGraph, agent: bytes, ifindex: int) -> tuple[str, str] | None:
+    """The switch and the name of the port an sFlow agent means by ``ifindex``."""
+    port = fabric.indexes.port_for_sample(agent, ifindex)
+    if port is None:
+        return None
+    attrs = fabric.attrs(port)
+    return attrs["switch"], attrs["name"]
 
 
 def _attributed(rates: dict[str, Rates], scope: Scope | None) -> dict[str, Rates]:

@@ -22,7 +22,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from correlator.collect.rates import Rates, Skip, ceiling
+from correlator.collect.rates import Rates, Skip, ceiling, line_rate
 from correlator.collect.timeline import CounterTimeline
 from inventory.counters import PortCounters
 
@@ -36,7 +36,28 @@ class _Port:
     timelines: dict[str, CounterTimeline] = field(default_factory=dict)
     ambiguous: set[str] = field(default_factory=set)  # narrow counters read too seldom
     last: PortCounters | None = None
-    known_until: float = float("-inf")  # the earliest of its timelines' last known moments
+    known: float | None = None  # known_until, once found after the last reading
+
+    @property
+    def known_until(self) -> float:
+        """The earliest of its timelines' last known moments (found once a reading)."""
+        if self.known is None:
+            self.known = min(t.covered_until for t in self.timelines.values()) \
+                if self.timelines else float("-inf")
+        return self.known
+
+
+class _LineRates(dict[str, float | None]):
+    """Counter name -> its :func:`~correlator.collect.rates.line_rate` at one speed, each
+    found once."""
+
+    def __init__(self, speed_bps: int | None) -> None:
+        super().__init__()
+        self.speed_bps = speed_bps
+
+    def __missing__(self, name: str) -> float | None:
+        rate = self[name] = line_rate(name, self.speed_bps)
+        return rate
 
 
 class IntervalRates:
@@ -60,6 +81,7 @@ class IntervalRates:
         self.slowest_refresh_s = 0.0
         """The longest refresh period learnt of any counter so far (0 before any)."""
         self._ports: dict[str, _Port] = {}
+        self._line_rates: dict[int | None, _LineRates] = {}  # by port speed
 
     def add(self, reading: PortCounters) -> None:
         """One reading (a port's readings in time order; older ones are ignored)."""
@@ -75,23 +97,26 @@ class IntervalRates:
                 timeline.restart()
         speed = reading.speed_bps or (last.speed_bps if last is not None else None)
         span = reading.at - last.at if last is not None else 0.0
+        line_rates = self._line_rates.get(speed)
+        if line_rates is None:
+            line_rates = self._line_rates[speed] = _LineRates(speed)
+        timelines, ambiguous, slack = port.timelines, port.ambiguous, self.slack
         for name, value in reading.values.items():
-            limit = ceiling(name, speed, span, self.slack)
-            if limit is not None and limit >= 1 << reading.width(name):
-                port.ambiguous.add(name)  # it could have wrapped whole, unseen
-                port.timelines.pop(name, None)
-            if name in port.ambiguous:
+            rate, bits = line_rates[name], reading.width(name)
+            # ceiling(name, speed, span, slack) is rate * span * slack; a first reading
+            # (span 0) cannot have wrapped
+            if span and rate is not None and rate * span * slack >= 1 << bits:
+                ambiguous.add(name)  # it could have wrapped whole, unseen
+                timelines.pop(name, None)
+            if name in ambiguous:
                 continue
-            timeline = port.timelines.get(name)
+            timeline = timelines.get(name)
             if timeline is None:
-                timeline = port.timelines[name] = CounterTimeline(reading.width(name),
-                                                                  reading.stamped)
-            timeline.add(reading.at, value, ceiling(name, speed, 1.0, self.slack))
+                timeline = timelines[name] = CounterTimeline(bits, reading.stamped)
+            timeline.add(reading.at, value, None if rate is None else rate * slack)
             if timeline.period is not None and timeline.period > self.slowest_refresh_s:
                 self.slowest_refresh_s = timeline.period
-        port.last = reading
-        port.known_until = min(t.covered_until for t in port.timelines.values()) \
-            if port.timelines else float("-inf")
+        port.last, port.known = reading, None
 
     def covered(self, end: float, since: float | None = None) -> bool:
         """Whether every port (read after ``since``, when given) is known at ``end``."""
@@ -127,11 +152,10 @@ class IntervalRates:
             skipped = dict.fromkeys(port.ambiguous, Skip.AMBIGUOUS)
             provisional = False
             for name, timeline in port.timelines.items():
-                if timeline.unknown_in(start, end):
-                    skipped[name] = Skip.AMBIGUOUS
-                    continue
                 increase = timeline.increase(start, end, extrapolate=True)
                 if increase is None:
+                    if timeline.unknown and timeline.unknown_in(start, end):
+                        skipped[name] = Skip.AMBIGUOUS
                     continue
                 increase = max(0.0, increase)  # from a value carried on too far, kept
                 provisional |= timeline.covered_until < end

@@ -13,6 +13,7 @@ come in (:func:`screen`).
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass, field, replace
 from enum import StrEnum
@@ -28,7 +29,8 @@ from inventory.counters import (
 )
 from inventory.errors import ConfigError
 
-__all__ = ["RateConfig", "RateTracker", "Rates", "Skip", "ceiling", "judge_step", "screen"]
+__all__ = ["RateConfig", "RateTracker", "Rates", "Skip", "ceiling", "judge_step", "line_rate",
+           "screen"]
 
 OCTET_COUNTERS = frozenset({"in_octets", "out_octets"})
 PACKET_COUNTERS = (frozenset(INTERFACE_COUNTERS) - OCTET_COUNTERS
@@ -130,12 +132,24 @@ def ceiling(name: str, speed_bps: int | None, seconds: float, slack: float = 1.1
     >>> ceiling("pfc_rx_pause/3", 84 * 8 * 1000, 2.0, slack=1.0), ceiling("in_octets", None, 1)
     (2000.0, None)
     """
+    rate = line_rate(name, speed_bps)
+    return None if rate is None else rate * seconds * slack
+
+
+@functools.lru_cache(maxsize=4096)
+def line_rate(name: str, speed_bps: int | None) -> float | None:
+    """The most counter ``name`` can count a second at ``speed_bps`` (None: no bound);
+    :func:`ceiling` is it times the seconds and the slack.
+
+    >>> line_rate("out_octets", 8000), line_rate("in_pkts", 8 * 84), line_rate("x", 8000)
+    (1000.0, 1.0, None)
+    """
     if not speed_bps:
         return None
     if name in OCTET_COUNTERS:
-        return speed_bps / 8 * seconds * slack
+        return speed_bps / 8
     if name.partition("/")[0] in PACKET_COUNTERS:
-        return speed_bps / 8 / MIN_WIRE_FRAME * seconds * slack
+        return speed_bps / 8 / MIN_WIRE_FRAME
     return None
 
 

@@ -42,14 +42,17 @@ from __future__ import annotations
 
 import bisect
 import math
+from collections.abc import Mapping, Sequence
 from itertools import pairwise
 from statistics import median
+from types import MappingProxyType
 
 from correlator.collect.rates import Skip, judge_step
 
 __all__ = ["CounterTimeline"]
 
 _PERIODS_KEPT = 8
+_NOTHING_PINNED: Mapping[float, float] = MappingProxyType({})
 _MOMENTS_KEPT = 4096  # at one change a second, over half an hour of them
 
 
@@ -75,8 +78,8 @@ class CounterTimeline:
     """
 
     __slots__ = ("_changes", "_cumulative", "_held", "_last", "_pin_times", "_pinned", "_reads",
-                 "_restarted", "_since", "bits", "fresh", "period", "slack", "times", "unknown",
-                 "values")
+                 "_restarted", "_since", "bits", "covered_until", "fresh", "period", "slack",
+                 "times", "unknown", "values")
 
     def __init__(self, bits: int = 64, fresh: bool = False) -> None:
         self.bits, self.fresh = bits, fresh
@@ -90,26 +93,27 @@ class CounterTimeline:
         self._reads = 0  # how many times it was read
         self._restarted = False
         self._cumulative = 0.0
-        self._changes: list[float] = []  # the moments of the latest changes
-        self._pinned: dict[float, float] = {}  # instant -> the value given for it
-        self._pin_times: list[float] = []  # the same instants, in order
+        self._changes: tuple[float, ...] = ()  # the moments of the latest changes
+        # instant -> the value given for it, and the same instants in order (shared empty
+        # ones until the first pin)
+        self._pinned: Mapping[float, float] = _NOTHING_PINNED
+        self._pin_times: Sequence[float] = ()
         self.period: float | None = None
         """The agent's refresh period as learnt so far: the median spacing of the latest
         changes after values read more than once (None before two of them)."""
-
-    @property
-    def covered_until(self) -> float:
+        self.covered_until = -math.inf
         """The last moment the counter's value is known at (an interval may close once it
-        ends at or before this)."""
-        return self.times[-1] if self.times else float("-inf")
-
+        ends at or before this): the last of :attr:`times`."""
 
     def add(self, at: float, value: int, max_rate: float | None = None) -> None:
         """A reading taken at ``at`` (readings come in time order; an older one is
         ignored); ``max_rate``: the most the counter can count a second, when known."""
         last = self._last
-        if last is None:
-            self._known(at, 0.0)
+        if last is None:  # counting starts here
+            self.times.append(at)
+            self.values.append(0.0)
+            self.slack.append(0.0)
+            self.covered_until = at
         elif at <= self._held:
             return
         elif value == last:
@@ -117,10 +121,7 @@ class CounterTimeline:
             self._hold()
             return
         else:
-            # the old value may have held since a refresh period before its first reading
-            limit = None if max_rate is None else \
-                max_rate * (at - self._since + (self.period or 0.0))
-            step = self._step(last, value, limit)
+            step = self._step(last, value, at, max_rate)
             self._hold()
             changed = (self._held + at) / 2 if self._reads > 1 and not self.fresh else at
             if step is None:
@@ -130,7 +131,7 @@ class CounterTimeline:
             self._known(max(changed, self.times[-1]), self._cumulative,
                         slack=at - changed)
             if self._reads > 1:
-                changes = self._changes = [*self._changes[-_PERIODS_KEPT:], changed]
+                changes = self._changes = (*self._changes[-_PERIODS_KEPT:], changed)
                 if len(changes) > 1:
                     self.period = median(b - a for a, b in pairwise(changes))
         self._last, self._held, self._since, self._reads = value, at, at, 1
@@ -140,13 +141,17 @@ class CounterTimeline:
         counts from zero, whatever its width."""
         self._restarted = True
 
-    def _step(self, before: int, after: int, limit: float | None) -> int | None:
-        """What was counted from ``before`` to ``after``; None when unknown."""
+    def _step(self, before: int, after: int, at: float, max_rate: float | None) -> int | None:
+        """What was counted from ``before`` to ``after`` (read at ``at``, at most ``max_rate``
+        a second); None when unknown."""
         if self._restarted:
             self._restarted = False
             return after
         if after >= before:
             return after - before
+        # the old value may have held since a refresh period before its first reading
+        limit = None if max_rate is None else \
+            max_rate * (at - self._since + (self.period or 0.0))
         verdict = judge_step(before, after, self.bits, limit)
         if verdict is Skip.RESET:
             return after  # reset: counts from 0
@@ -164,18 +169,20 @@ class CounterTimeline:
         at, times, values = self._held - period, self.times, self.values
         slack = max(0.0, self._since - at)  # refreshed between here and its first reading
         if len(times) > 1 and values[-1] == values[-2]:
-            times[-1], self.slack[-1] = at, slack
+            times[-1], self.slack[-1], self.covered_until = at, slack, at
         else:
             self._known(at, values[-1], slack)
 
     def _known(self, at: float, value: float, slack: float = 0.0) -> None:
-        if self.times and at == self.times[-1]:
+        times = self.times
+        if times and at == times[-1]:
             self.values[-1], self.slack[-1] = value, slack
             return
-        self.times.append(at)
+        times.append(at)
         self.values.append(value)
         self.slack.append(slack)
-        if len(self.times) > _MOMENTS_KEPT:  # older moments than any interval still asks
+        self.covered_until = at
+        if len(times) > _MOMENTS_KEPT:  # older moments than any interval still asks
             half = _MOMENTS_KEPT // 2
             del self.times[:half], self.values[:half], self.slack[:half]
             self.unknown = [span for span in self.unknown if span[1] > self.times[0]]
@@ -308,9 +315,12 @@ class CounterTimeline:
         """What the counter counted over ``[start, end)``; None unless both are known (or,
         with ``extrapolate``, can be carried on from the last two known moments) and no
         step of unknown size lies between."""
-        if self.unknown_in(start, end):
+        if self.unknown and self.unknown_in(start, end):
             return None
-        first, last = self._pin(start, extrapolate), self._pin(end, extrapolate)
+        first = self._pin(start, extrapolate)
+        if first is None and end > self.covered_until:
+            return None  # nor is ``end`` pinned: past the last moment, it is only carried on
+        last = self._pin(end, extrapolate)
         return None if first is None or last is None else last - first
 
     def keep(self, at: float, since: float | None = None, counted: float = 0.0) -> None:
@@ -371,8 +381,15 @@ class CounterTimeline:
         if i < len(pins):
             value = min(value, self._pinned[pins[i]])
         if self.times and (past or at <= self.times[-1]):
-            pins.insert(i, at)
-            self._pinned[at] = value
-            if len(pins) > _MOMENTS_KEPT:
-                del self._pinned[pins.pop(0)]
+            self._pin_at(i, at, value)
         return value
+
+    def _pin_at(self, i: int, at: float, value: float) -> None:
+        """Pin ``value`` at ``at``, the ``i``-th of the pinned instants."""
+        if not self._pin_times:  # the first pin: containers of its own
+            self._pinned, self._pin_times = {}, []
+        pins, pinned = self._pin_times, self._pinned
+        pins.insert(i, at)
+        pinned[at] = value
+        if len(pins) > _MOMENTS_KEPT:
+            del pinned[pins.pop(0)]
