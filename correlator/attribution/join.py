@@ -24,14 +24,11 @@ NOBODY = Owner(UNATTRIBUTED, UNATTRIBUTED, UNATTRIBUTED)
 
 @dataclass(frozen=True, slots=True)
 class FabricJoin:
-    """The core's index of one fabric, and the names behind its ids: ``ports`` (port
-    node IDs), ``pods``, ``jobs``, ``tenants`` (index 0 of each is ``unattributed``)."""
+    """The core's index of one fabric (which holds the pods', jobs' and tenants' names),
+    and the port node IDs behind its port ids."""
 
     core: _wire.Join
     ports: list[str]
-    pods: list[str]
-    jobs: list[str]
-    tenants: list[str]
 
 
 def fabric_join(fabric: FabricGraph) -> FabricJoin:
@@ -69,4 +66,4 @@ def _build(fabric: FabricGraph) -> FabricJoin:
     pods, jobs, tenants = (list(ids) for ids in names)
     core = _wire.Join(port_rows, owner_rows, claims, pods, jobs,  # type: ignore[arg-type]
                       tenants)
-    return FabricJoin(core, list(ports), pods, jobs, tenants)
+    return FabricJoin(core, list(ports))

@@ -94,7 +94,6 @@ pub struct PyJoin {
     pods: Vec<Py<PyString>>,
     jobs: Vec<Py<PyString>>,
     tenants: Vec<Py<PyString>>,
-    job_names: Vec<String>,
 }
 
 /// Each name's place among `names` sorted (as Python sorts str: by code point).
@@ -142,7 +141,6 @@ impl PyJoin {
             pods: strings(py, &pods),
             jobs: strings(py, &jobs),
             tenants: strings(py, &tenants),
-            job_names: jobs,
         })
     }
 
@@ -274,9 +272,9 @@ impl PyJoined {
             let found = names.get(k as usize).ok_or_else(|| bad(format!("no name for id {k}")))?;
             Ok(found.bind(py).clone().into_any())
         };
-        let job_name = |k: u32| join.job_names.get(k as usize).map_or("", String::as_str);
         let pair = |(a, r): (u32, u32)| -> PyResult<Any<'py>> {
-            Ok(PyString::new(py, &format!("{} -> {}", job_name(a), job_name(r))).into_any())
+            let (a, r) = (pick(&join.jobs, a)?, pick(&join.jobs, r)?);
+            Ok(PyString::new(py, &format!("{a} -> {r}")).into_any())
         };
         let counters = self::counters(counters);
         tuple(
