@@ -6,6 +6,7 @@
 //! counted per (agent, port, reason, source, destination). A [`Accumulator::cut`] starts
 //! a new segment. Every table is bounded: what does not fit is counted, not kept.
 
+use std::collections::hash_map::Entry;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
 use crate::counters_sample::CounterSample;
@@ -66,12 +67,33 @@ pub struct FlowKey {
     pub traffic: Traffic,
 }
 
-/// Samples, sum of frame lengths, sum of their squares.
+/// Samples, sum of frame lengths, sum of their squares (two 64-bit words, low first: a
+/// table entry stays 8-byte aligned, 56 bytes with its key rather than 64).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Sums {
     pub samples: u64,
     pub bytes: u64,
-    pub squares: u128,
+    squares: [u64; 2],
+}
+
+impl Sums {
+    /// One sample of `length` bytes.
+    fn of(length: u32) -> Self {
+        let mut sums = Sums::default();
+        sums.add(length);
+        sums
+    }
+
+    fn add(&mut self, length: u32) {
+        let squares = self.squares() + u128::from(length) * u128::from(length);
+        self.samples += 1;
+        self.bytes += u64::from(length);
+        self.squares = [squares as u64, (squares >> 64) as u64];
+    }
+
+    pub fn squares(&self) -> u128 {
+        u128::from(self.squares[0]) | u128::from(self.squares[1]) << 64
+    }
 }
 
 /// (agent, port, reason, source IP, destination IP) of discard samples.
@@ -257,27 +279,30 @@ impl Accumulator {
     }
 
     /// Adds a flow sample of `length` to `key`, its addresses `src` and `dst` (a new key's
-    /// addresses are added to the segment's, when the table has room for it).
+    /// addresses are added to the segment's only when the table has room for it).
     fn add_flow(&mut self, key: FlowKey, src: Addr, dst: Addr, length: u32) {
-        let (bytes, squares) = (u64::from(length), u128::from(length) * u128::from(length));
         let Some(segment) = self.interval.segments.last_mut() else {
             return;
         };
-        let ids = (segment.address_ids.get(&src), segment.address_ids.get(&dst));
-        if let (Some(&src), Some(&dst)) = ids {
-            if let Some(sums) = segment.flows.get_mut(&FlowKey { src, dst, ..key }) {
-                sums.samples += 1;
-                sums.bytes += bytes;
-                sums.squares += squares;
-                return;
-            }
-        }
         if self.keys < self.limits.flows {
-            self.keys += 1;
             let key = FlowKey { src: segment.address(src), dst: segment.address(dst), ..key };
-            segment.flows.insert(key, Sums { samples: 1, bytes, squares });
-        } else {
-            self.interval.overflow.flows += 1;
+            match segment.flows.entry(key) {
+                Entry::Occupied(mut found) => found.get_mut().add(length),
+                Entry::Vacant(new) => {
+                    self.keys += 1;
+                    new.insert(Sums::of(length));
+                }
+            }
+            return;
+        }
+        let ids = (segment.address_ids.get(&src), segment.address_ids.get(&dst));
+        let found = match ids {
+            (Some(&src), Some(&dst)) => segment.flows.get_mut(&FlowKey { src, dst, ..key }),
+            _ => None,
+        };
+        match found {
+            Some(sums) => sums.add(length),
+            None => self.interval.overflow.flows += 1,
         }
     }
 

@@ -162,16 +162,17 @@ pub fn cut<K: Copy + Ord, R: Ord>(table: &FastMap<K, Sums>, top: usize, rank: im
     Cut { top: ranked, other, total }
 }
 
-/// One link direction's sums, the groups keyed by owner parts (pod, job, tenant ids).
+/// One link direction's sums while it is joined, the groups keyed by owner parts (pod,
+/// job, tenant ids).
 #[derive(Clone, Debug, Default, PartialEq)]
-pub struct Group {
-    pub total: Sums,
-    pub tenants: FastMap<u32, Sums>,
-    pub jobs: FastMap<u32, Sums>,
-    pub pods: FastMap<u32, Sums>,
-    pub pairs: FastMap<(u32, u32), Sums>,
-    pub throttled: FastMap<u32, Sums>,
-    pub traffic: [u64; Traffic::ALL.len()],
+struct Group {
+    total: Sums,
+    tenants: FastMap<u32, Sums>,
+    jobs: FastMap<u32, Sums>,
+    pods: FastMap<u32, Sums>,
+    pairs: FastMap<(u32, u32), Sums>,
+    throttled: FastMap<u32, Sums>,
+    traffic: [u64; Traffic::ALL.len()],
 }
 
 impl Group {
@@ -187,9 +188,46 @@ impl Group {
         }
         self.traffic[traffic as usize] += sums.samples;
     }
+
+    /// Empty again, its tables' room kept for the next link direction.
+    fn clear(&mut self) {
+        self.total = Sums::default();
+        self.tenants.clear();
+        self.jobs.clear();
+        self.pods.clear();
+        self.pairs.clear();
+        self.throttled.clear();
+        self.traffic = [0; Traffic::ALL.len()];
+    }
 }
 
-/// One flow-table row: its agent and addresses as indexes into its segment's tables.
+/// A link direction's tables, ranked (ties by name rank) and cut: tenants and jobs
+/// whole, pods, (sender job, receiver job) pairs and throttled jobs to the top K.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Tables {
+    pub tenants: Cut<u32>,
+    pub jobs: Cut<u32>,
+    pub pods: Cut<u32>,
+    pub pairs: Cut<(u32, u32)>,
+    pub throttled: Cut<u32>,
+}
+
+impl Tables {
+    fn of(index: &Index, group: &Group, top: usize) -> Self {
+        let place = |ranks: &Vec<u32>, k: u32| ranks.get(k as usize).copied().unwrap_or(u32::MAX);
+        let job = |k: u32| place(&index.job_ranks, k);
+        Tables {
+            tenants: cut(&group.tenants, usize::MAX, |k| place(&index.tenant_ranks, k)),
+            jobs: cut(&group.jobs, usize::MAX, job),
+            pods: cut(&group.pods, top, |k| place(&index.pod_ranks, k)),
+            pairs: cut(&group.pairs, top, |(a, r)| (job(a), job(r))),
+            throttled: cut(&group.throttled, top, job),
+        }
+    }
+}
+
+/// One flow-table row: its agent and addresses as indexes into its segment's tables,
+/// its sums as the accumulator keeps them.
 #[derive(Clone, Copy, Debug)]
 pub struct Row {
     pub agent: u32,
@@ -198,37 +236,94 @@ pub struct Row {
     pub src: u32,
     pub dst: u32,
     pub traffic: Traffic,
-    pub sums: Sums,
+    pub rate: u32,
+    pub samples: u64,
+    pub length: u64,
+    pub squares: u128,
 }
 
-/// What one interval's rows add up to: per (port, direction) group, the samples of ports
-/// the index does not know per (agent, ifIndex), and the samples nobody sent.
+/// A row of a known port, resolved: its link direction's place, its sender's and
+/// receiver's owners. Kept until every segment is in (8-byte aligned: the squares as
+/// two words), then sorted by link direction.
+#[derive(Clone, Copy, Debug)]
+struct Resolved {
+    link: u32,
+    sender: u32,
+    receiver: u32,
+    rate: u32,
+    traffic: Traffic,
+    samples: u64,
+    length: u64,
+    squares: [u64; 2],
+}
+
+impl Resolved {
+    fn sums(&self) -> Sums {
+        let squares = u128::from(self.squares[0]) | u128::from(self.squares[1]) << 64;
+        Sums::of_row(self.samples, self.length, squares, self.rate)
+    }
+}
+
+/// One link direction of a join: its port and direction, its sums, samples per traffic
+/// class, and its tables.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Link {
+    pub port: u32,
+    pub direction: Direction,
+    pub total: Sums,
+    pub traffic: [u64; Traffic::ALL.len()],
+    pub tables: Tables,
+}
+
+/// An interval's rows being joined, segment by segment ([`Joiner::add`]), then summed
+/// per link direction ([`Joiner::finish`]).
+#[derive(Debug)]
+pub struct Joiner<'a> {
+    index: &'a Index,
+    rows: Vec<Resolved>,
+    links: Vec<(u32, Direction)>,
+    slots: FastMap<(u32, Direction), u32>,
+    unknown: FastMap<(Addr, u32), u64>,
+    unattributed: u64,
+}
+
+/// What one interval's rows add up to: every link direction with samples, the samples
+/// of ports the index does not know per (agent, ifIndex), and the samples nobody sent.
 #[derive(Clone, Debug, Default)]
 pub struct Joined {
-    pub groups: Vec<((u32, Direction), Group)>,
-    slots: FastMap<(u32, Direction), usize>,
+    pub links: Vec<Link>,
     pub unknown: FastMap<(Addr, u32), u64>,
     pub unattributed: u64,
 }
 
-impl Joined {
+impl<'a> Joiner<'a> {
+    pub fn new(index: &'a Index) -> Self {
+        Joiner {
+            index,
+            rows: Vec::new(),
+            links: Vec::new(),
+            slots: FastMap::default(),
+            unknown: FastMap::default(),
+            unattributed: 0,
+        }
+    }
+
     /// Add the rows of a segment that started at `at`, whose agents and addresses are
-    /// `agents` and `addresses` (each address resolved once); a row naming an index
-    /// beyond them is an error.
+    /// `agents` and `addresses` (each address resolved once, each port once); a row
+    /// naming an index beyond them is an error.
     pub fn add(
         &mut self,
-        index: &Index,
         at: f64,
         agents: &[Addr],
         addresses: &[Addr],
         rows: impl IntoIterator<Item = Row>,
     ) -> Result<(), String> {
+        let index = self.index;
         let owners: Vec<u32> =
             addresses.iter().map(|a| if *a == Addr::NONE { NOBODY } else { index.owner(a, at) }).collect();
-        let mut rows: Vec<Row> = rows.into_iter().collect();
-        // a port's rows together: its group's tables stay in the cache, found once
-        rows.sort_unstable_by_key(|row| (row.agent, row.ifindex, row.direction));
-        let mut last: Option<((u32, u32, Direction), Option<usize>)> = None;
+        let mut ports: FastMap<(u32, u32, Direction), Option<u32>> = FastMap::default();
+        let rows = rows.into_iter();
+        self.rows.reserve(rows.size_hint().0);
         for row in rows {
             let (Some(&sender), Some(&receiver), Some(agent)) =
                 (owners.get(row.src as usize), owners.get(row.dst as usize), agents.get(row.agent as usize))
@@ -238,39 +333,60 @@ impl Joined {
                     row.agent, row.src, row.dst
                 ));
             };
-            let key = (row.agent, row.ifindex, row.direction);
-            let slot = match last {
-                Some((previous, slot)) if previous == key => slot,
-                _ => {
-                    let slot = index.port(agent, row.ifindex).map(|port| self.slot(port, row.direction));
-                    last = Some((key, slot));
-                    slot
-                }
-            };
-            let Some(slot) = slot else {
-                *self.unknown.entry((*agent, row.ifindex)).or_default() += row.sums.samples;
+            let link = *ports
+                .entry((row.agent, row.ifindex, row.direction))
+                .or_insert_with(|| index.port(agent, row.ifindex).map(|port| self.link(port, row.direction)));
+            let Some(link) = link else {
+                *self.unknown.entry((*agent, row.ifindex)).or_default() += row.samples;
                 continue;
             };
             if sender == NOBODY {
-                self.unattributed += row.sums.samples;
+                self.unattributed += row.samples;
             }
-            let (sender, receiver) = (index.owners[sender as usize], index.owners[receiver as usize]);
-            self.groups[slot].1.add(&row.sums, sender, receiver, row.traffic);
+            self.rows.push(Resolved {
+                link,
+                sender,
+                receiver,
+                rate: row.rate,
+                traffic: row.traffic,
+                samples: row.samples,
+                length: row.length,
+                squares: [row.squares as u64, (row.squares >> 64) as u64],
+            });
         }
         Ok(())
     }
 
-    fn slot(&mut self, port: u32, direction: Direction) -> usize {
-        let groups = &mut self.groups;
+    fn link(&mut self, port: u32, direction: Direction) -> u32 {
+        let links = &mut self.links;
         *self.slots.entry((port, direction)).or_insert_with(|| {
-            groups.push(((port, direction), Group::default()));
-            groups.len() - 1
+            links.push((port, direction));
+            (links.len() - 1) as u32
         })
     }
 
-    /// The group of `port` and `direction`, if it had samples.
-    pub fn group(&self, port: u32, direction: Direction) -> Option<&Group> {
-        self.slots.get(&(port, direction)).map(|slot| &self.groups[*slot].1)
+    /// Every link direction's sums and tables (cut to `top`), one link direction at a
+    /// time: its rows together, its groups summed in tables used again for the next.
+    pub fn finish(mut self, top: usize) -> Joined {
+        self.rows.sort_unstable_by_key(|row| row.link);
+        let owners = &self.index.owners;
+        let mut links = Vec::with_capacity(self.links.len());
+        let mut group = Group::default();
+        for run in self.rows.chunk_by(|a, b| a.link == b.link) {
+            group.clear();
+            for row in run {
+                group.add(
+                    &row.sums(),
+                    owners[row.sender as usize],
+                    owners[row.receiver as usize],
+                    row.traffic,
+                );
+            }
+            let (port, direction) = self.links[run[0].link as usize];
+            let tables = Tables::of(self.index, &group, top);
+            links.push(Link { port, direction, total: group.total, traffic: group.traffic, tables });
+        }
+        Joined { links, unknown: self.unknown, unattributed: self.unattributed }
     }
 }
 
@@ -302,7 +418,10 @@ mod tests {
             src,
             dst: 2,
             traffic,
-            sums: Sums::of_row(2, 3000, 4_500_000, 10),
+            rate: 10,
+            samples: 2,
+            length: 3000,
+            squares: 4_500_000,
         }
     }
 
@@ -314,27 +433,61 @@ mod tests {
         assert_eq!(index.owner(&v4(9), 5.0), NOBODY);
     }
 
+    /// A table nothing was cut from.
+    fn whole<K>(top: Vec<(K, Sums)>, total: Sums) -> Cut<K> {
+        Cut { top, other: None, total }
+    }
+
     #[test]
     fn rows_summed_per_port_by_sender_and_pair() {
         let index = index();
         let (agents, addresses) = ([Addr::NONE, v4(254)], [Addr::NONE, v4(1), v4(2), v4(9)]);
-        let mut joined = Joined::default();
+        let mut joiner = Joiner::new(&index);
         let first = [row(1, Traffic::RoceWrite, 7), row(3, Traffic::RoceCnp, 7)];
-        joined.add(&index, 50.0, &agents, &addresses, first).unwrap();
+        joiner.add(50.0, &agents, &addresses, first).unwrap();
         let second = [row(1, Traffic::RoceWrite, 7), row(1, Traffic::RoceWrite, 8)];
-        joined.add(&index, 150.0, &agents, &addresses, second).unwrap();
-        assert!(joined.add(&index, 150.0, &agents, &addresses, [row(4, Traffic::RoceWrite, 7)]).is_err());
+        joiner.add(150.0, &agents, &addresses, second).unwrap();
+        assert!(joiner.add(150.0, &agents, &addresses, [row(4, Traffic::RoceWrite, 7)]).is_err());
+        let joined = joiner.finish(10);
         let one = Sums { samples: 2, bytes: 30_000, packets: 20, variance: 450_000_000 };
         let two = Sums { samples: 4, bytes: 60_000, packets: 40, variance: 900_000_000 };
-        let group = joined.group(3, Direction::In).unwrap();
-        assert_eq!(group.total.samples, 6);
-        assert_eq!(group.pods, FastMap::from_iter([(1, one), (0, one), (2, one)]));
-        assert_eq!(group.tenants, FastMap::from_iter([(1, two), (0, one)]));
-        assert_eq!(group.pairs, FastMap::from_iter([((1, 2), one), ((0, 2), one), ((2, 2), one)]));
-        assert_eq!(group.throttled, FastMap::from_iter([(2, one)]));
-        assert_eq!(group.traffic[Traffic::RoceWrite as usize], 4);
+        let three = Sums { samples: 6, bytes: 90_000, packets: 60, variance: 1_350_000_000 };
+        let [link] = &joined.links[..] else { panic!("one link direction, not {:?}", joined.links) };
+        assert_eq!((link.port, link.direction, link.total), (3, Direction::In, three));
+        assert_eq!(link.tables.pods, whole(vec![(0, one), (1, one), (2, one)], three));
+        assert_eq!(link.tables.tenants, whole(vec![(1, two), (0, one)], three));
+        assert_eq!(link.tables.pairs, whole(vec![((0, 2), one), ((1, 2), one), ((2, 2), one)], three));
+        assert_eq!(link.tables.throttled, whole(vec![(2, one)], one));
+        assert_eq!(link.traffic[Traffic::RoceWrite as usize], 4);
         assert_eq!(joined.unattributed, 2);
         assert_eq!(joined.unknown, FastMap::from_iter([((v4(254), 8), 2)]));
+    }
+
+    #[test]
+    fn each_link_direction_cut_on_its_own() {
+        let index = index();
+        let (agents, addresses) = ([Addr::NONE, v4(254)], [Addr::NONE, v4(1), v4(2), v4(9)]);
+        let out = Row { direction: Direction::Out, ..row(2, Traffic::RoceWrite, 7) };
+        let mut joiner = Joiner::new(&index);
+        joiner
+            .add(
+                50.0,
+                &agents,
+                &addresses,
+                [row(1, Traffic::RoceWrite, 7), out, row(3, Traffic::RoceWrite, 7)],
+            )
+            .unwrap();
+        let joined = joiner.finish(1);
+        let one = Sums { samples: 2, bytes: 30_000, packets: 20, variance: 450_000_000 };
+        let two = Sums { samples: 4, bytes: 60_000, packets: 40, variance: 900_000_000 };
+        let found: Vec<_> = joined.links.iter().map(|l| (l.direction, l.tables.pods.clone())).collect();
+        assert_eq!(
+            found,
+            vec![
+                (Direction::In, Cut { top: vec![(0, one)], other: Some(one), total: two }),
+                (Direction::Out, whole(vec![(2, one)], one)),
+            ]
+        );
     }
 
     #[test]

@@ -11,7 +11,7 @@ use std::net::{IpAddr, SocketAddr};
 
 use crate::accumulate::{self, guarded, Interval, Limits};
 use crate::admission::{Admission, Refusal, Relay};
-use crate::attribute::{Row, Sums};
+use crate::attribute::Row;
 use crate::capture::{Capture, OpenError, Udp};
 use crate::collector::{Closed, Collector, Totals};
 use crate::counters_sample::CounterSample;
@@ -207,17 +207,22 @@ fn interval_tuple<'py>(py: Python<'py>, interval: &Interval) -> PyResult<Any<'py
         for a in &segment.addresses {
             addresses.append(PyBytes::new(py, a.as_bytes()))?;
         }
-        let mut rows = Vec::with_capacity(segment.flows.len() * ROW_SIZE);
-        for (key, sums) in &segment.flows {
-            for word in [key.agent, key.ifindex, key.rate, key.src, key.dst] {
-                rows.extend_from_slice(&word.to_le_bytes());
+        let rows = PyBytes::new_with(py, segment.flows.len() * ROW_SIZE, |buffer| {
+            for ((key, sums), out) in segment.flows.iter().zip(buffer.chunks_exact_mut(ROW_SIZE)) {
+                let squares = sums.squares();
+                let words = [key.agent, key.ifindex, key.rate, key.src, key.dst];
+                let longs = [sums.samples, sums.bytes, squares as u64, (squares >> 64) as u64];
+                for (word, place) in words.iter().zip(out[..20].chunks_exact_mut(4)) {
+                    place.copy_from_slice(&word.to_le_bytes());
+                }
+                out[20..24].copy_from_slice(&[key.direction as u8, key.traffic as u8, 0, 0]);
+                for (long, place) in longs.iter().zip(out[24..].chunks_exact_mut(8)) {
+                    place.copy_from_slice(&long.to_le_bytes());
+                }
             }
-            rows.extend_from_slice(&[key.direction as u8, key.traffic as u8, 0, 0]);
-            for word in [sums.samples, sums.bytes, sums.squares as u64, (sums.squares >> 64) as u64] {
-                rows.extend_from_slice(&word.to_le_bytes());
-            }
-        }
-        segments.append((segment.start, agents, addresses, PyBytes::new(py, &rows)))?;
+            Ok(())
+        })?;
+        segments.append((segment.start, agents, addresses, rows))?;
     }
     let counter_list = PyList::empty(py);
     for (agent, sub_agent, at, uptime_ms, sample) in &interval.counters {
@@ -678,7 +683,10 @@ fn row(raw: &[u8]) -> Option<Row> {
         src: word(12),
         dst: word(16),
         traffic: *traffic,
-        sums: Sums::of_row(long(24), long(32), squares, word(8)),
+        rate: word(8),
+        samples: long(24),
+        length: long(32),
+        squares,
     })
 }
 

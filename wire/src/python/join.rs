@@ -9,7 +9,7 @@ use pyo3::PyTypeInfo;
 
 use super::{addr, any, bad, row, tuple, wide, Any, ROW_SIZE};
 use crate::accumulate::guarded;
-use crate::attribute::{cut, Claim, Cut, Group, Index, Joined, Row, Sums};
+use crate::attribute::{Claim, Cut, Index, Joiner, Link, Row, Sums, Tables};
 use crate::packet::Addr;
 use crate::share::{apportion, Bytes, Counters};
 
@@ -151,7 +151,7 @@ impl PyJoin {
     ) -> PyResult<Any<'py>> {
         let py = slf.py();
         let index = &slf.get().index;
-        let mut joined = Joined::default();
+        let mut joiner = Joiner::new(index);
         for (at, agents, addresses, rows) in &segments {
             let agents: Vec<Addr> = agents.iter().map(|a| Addr::from_slice(a.as_bytes())).collect();
             let addresses: Vec<Addr> = addresses.iter().map(|a| Addr::from_slice(a.as_bytes())).collect();
@@ -162,15 +162,17 @@ impl PyJoin {
             let parsed: Option<Vec<Row>> = rows.chunks_exact(ROW_SIZE).map(row).collect();
             let parsed =
                 parsed.ok_or_else(|| bad("a flow row names no direction or traffic class".into()))?;
-            guarded(|| joined.add(index, *at, &agents, &addresses, parsed))
+            guarded(|| joiner.add(*at, &agents, &addresses, parsed))
                 .map_err(|_| pyo3::exceptions::PyRuntimeError::new_err("the join panicked"))?
                 .map_err(bad)?;
         }
+        let joined = guarded(|| joiner.finish(top))
+            .map_err(|_| pyo3::exceptions::PyRuntimeError::new_err("the join panicked"))?;
         let links = PyList::empty(py);
-        let mut tables = Vec::with_capacity(joined.groups.len());
-        for ((port, direction), group) in &joined.groups {
-            links.append(link_tuple(py, *port, *direction as u8, group)?)?;
-            tables.push(Tables::of(index, group, top));
+        let mut tables = Vec::with_capacity(joined.links.len());
+        for link in joined.links {
+            links.append(link_tuple(py, &link)?)?;
+            tables.push(link.tables);
         }
         let unknown = PyList::empty(py);
         for ((agent, ifindex), samples) in &joined.unknown {
@@ -183,47 +185,23 @@ impl PyJoin {
 
 /// (port id, direction index, samples, estimated bytes, variance, samples per traffic
 /// index): one link direction of a join.
-fn link_tuple<'py>(py: Python<'py>, port: u32, direction: u8, group: &Group) -> PyResult<Any<'py>> {
+fn link_tuple<'py>(py: Python<'py>, link: &Link) -> PyResult<Any<'py>> {
     let traffic = PyList::empty(py);
-    for (i, n) in group.traffic.iter().enumerate().filter(|(_, n)| **n > 0) {
+    for (i, n) in link.traffic.iter().enumerate().filter(|(_, n)| **n > 0) {
         traffic.append((i, *n))?;
     }
-    let total = &group.total;
+    let total = &link.total;
     tuple(
         py,
         vec![
-            any(py, port)?,
-            any(py, direction)?,
+            any(py, link.port)?,
+            any(py, link.direction as u8)?,
             any(py, total.samples)?,
             wide(py, total.bytes)?,
             wide(py, total.variance)?,
             traffic.into_any(),
         ],
     )
-}
-
-/// A link direction's tables, ranked (ties by name) and cut.
-struct Tables {
-    tenants: Cut<u32>,
-    jobs: Cut<u32>,
-    pods: Cut<u32>,
-    pairs: Cut<(u32, u32)>,
-    throttled: Cut<u32>,
-}
-
-impl Tables {
-    /// Tenants and jobs ranked whole, the others cut to `top`.
-    fn of(index: &Index, group: &Group, top: usize) -> Self {
-        let place = |ranks: &Vec<u32>, k: u32| ranks.get(k as usize).copied().unwrap_or(u32::MAX);
-        let job = |k: u32| place(&index.job_ranks, k);
-        Tables {
-            tenants: cut(&group.tenants, usize::MAX, |k| place(&index.tenant_ranks, k)),
-            jobs: cut(&group.jobs, usize::MAX, job),
-            pods: cut(&group.pods, top, |k| place(&index.pod_ranks, k)),
-            pairs: cut(&group.pairs, top, |(a, r)| (job(a), job(r))),
-            throttled: cut(&group.throttled, top, job),
-        }
-    }
 }
 
 /// The link directions of one join, their tables kept for their shares (see the stub).
