@@ -10,6 +10,7 @@ use pyo3::PyTypeInfo;
 use super::{addr, any, bad, row, tuple, wide, Any, ROW_SIZE};
 use crate::accumulate::guarded;
 use crate::attribute::{Claim, Cut, Index, Joiner, Link, Row, Sums, Tables};
+use crate::hash::FastMap;
 use crate::packet::Addr;
 use crate::share::{apportion, Bytes, Counters};
 
@@ -178,7 +179,8 @@ impl PyJoin {
         for ((agent, ifindex), samples) in &joined.unknown {
             unknown.append((addr(py, agent), *ifindex, *samples))?;
         }
-        let found = Bound::new(py, PyJoined { join: slf.clone().unbind(), tables })?;
+        let pairs = pair_names(py, &slf.get().jobs, &tables)?;
+        let found = Bound::new(py, PyJoined { join: slf.clone().unbind(), tables, pairs })?;
         tuple(py, vec![found.into_any(), links.into_any(), unknown.into_any(), any(py, joined.unattributed)?])
     }
 }
@@ -204,11 +206,30 @@ fn link_tuple<'py>(py: Python<'py>, link: &Link) -> PyResult<Any<'py>> {
     )
 }
 
+/// `a -> r` for every pair of jobs `a`, `r` (by id) that some table of `tables` lists.
+fn pair_names(
+    py: Python<'_>,
+    jobs: &[Py<PyString>],
+    tables: &[Tables],
+) -> PyResult<FastMap<(u32, u32), Py<PyString>>> {
+    let name = |k: u32| jobs.get(k as usize).ok_or_else(|| bad(format!("no name for id {k}")));
+    let mut names = FastMap::default();
+    for (key, _) in tables.iter().flat_map(|t| &t.pairs.top) {
+        if !names.contains_key(key) {
+            let (a, r) = (name(key.0)?.bind(py), name(key.1)?.bind(py));
+            names.insert(*key, PyString::new(py, &format!("{a} -> {r}")).unbind());
+        }
+    }
+    Ok(names)
+}
+
 /// The link directions of one join, their tables kept for their shares (see the stub).
 #[pyclass(module = "correlator._wire", name = "Joined", frozen)]
 pub struct PyJoined {
     join: Py<PyJoin>,
     tables: Vec<Tables>,
+    /// The name of every (sender job, receiver job) pair some table lists, made once.
+    pairs: FastMap<(u32, u32), Py<PyString>>,
 }
 
 /// `found`'s groups named by `name`, the rest as [`OTHER`], shares made by [`made`].
@@ -250,9 +271,9 @@ impl PyJoined {
             let found = names.get(k as usize).ok_or_else(|| bad(format!("no name for id {k}")))?;
             Ok(found.bind(py).clone().into_any())
         };
-        let pair = |(a, r): (u32, u32)| -> PyResult<Any<'py>> {
-            let (a, r) = (pick(&join.jobs, a)?, pick(&join.jobs, r)?);
-            Ok(PyString::new(py, &format!("{a} -> {r}")).into_any())
+        let pair = |key: (u32, u32)| -> PyResult<Any<'py>> {
+            let found = self.pairs.get(&key).ok_or_else(|| bad(format!("no name for pair {key:?}")))?;
+            Ok(found.bind(py).clone().into_any())
         };
         let counters = self::counters(counters);
         tuple(
