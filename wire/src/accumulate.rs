@@ -103,7 +103,10 @@ pub type DiscardKey = (Addr, u32, u32, Addr, Addr);
 #[derive(Clone, Debug)]
 pub struct Segment {
     pub start: f64,
-    pub flows: FastMap<FlowKey, Sums>,
+    /// Each agent's flow table (by its place in `agents`): a datagram's samples look up
+    /// keys among its own agent's, a table a few pages long rather than the whole
+    /// interval's.
+    flows: Vec<FastMap<FlowKey, Sums>>,
     /// Agents of every datagram accepted in the segment, flow samples or not (as the
     /// Python accumulator's tables, which a cut also treats as "something happened"), in
     /// order: a key's `agent` is its place here from 1.
@@ -119,7 +122,7 @@ impl Segment {
         let address_ids = std::iter::once((Addr::NONE, 0)).collect();
         Segment {
             start,
-            flows: FastMap::default(),
+            flows: Vec::new(),
             agents: Vec::new(),
             addresses: vec![Addr::NONE],
             agent_ids: FastMap::default(),
@@ -129,11 +132,22 @@ impl Segment {
 
     /// `agent`'s place in [`Segment::agents`] from 1, added when new.
     fn agent(&mut self, agent: Addr) -> u32 {
-        let agents = &mut self.agents;
+        let (agents, flows) = (&mut self.agents, &mut self.flows);
         *self.agent_ids.entry(agent).or_insert_with(|| {
             agents.push(agent);
+            flows.push(FastMap::default());
             agents.len() as u32
         })
+    }
+
+    /// Every key's sums.
+    pub fn flows(&self) -> impl Iterator<Item = (&FlowKey, &Sums)> {
+        self.flows.iter().flatten()
+    }
+
+    /// How many keys the segment has.
+    pub fn keys(&self) -> usize {
+        self.flows.iter().map(FastMap::len).sum()
     }
 
     /// `address`'s place in [`Segment::addresses`], added when new.
@@ -286,7 +300,10 @@ impl Accumulator {
         };
         if self.keys < self.limits.flows {
             let key = FlowKey { src: segment.address(src), dst: segment.address(dst), ..key };
-            match segment.flows.entry(key) {
+            let Some(flows) = segment.flows.get_mut(key.agent.wrapping_sub(1) as usize) else {
+                return;
+            };
+            match flows.entry(key) {
                 Entry::Occupied(mut found) => found.get_mut().add(length),
                 Entry::Vacant(new) => {
                     self.keys += 1;
@@ -297,7 +314,10 @@ impl Accumulator {
         }
         let ids = (segment.address_ids.get(&src), segment.address_ids.get(&dst));
         let found = match ids {
-            (Some(&src), Some(&dst)) => segment.flows.get_mut(&FlowKey { src, dst, ..key }),
+            (Some(&src), Some(&dst)) => segment
+                .flows
+                .get_mut(key.agent.wrapping_sub(1) as usize)
+                .and_then(|flows| flows.get_mut(&FlowKey { src, dst, ..key })),
             _ => None,
         };
         match found {

@@ -207,8 +207,8 @@ fn interval_tuple<'py>(py: Python<'py>, interval: &Interval) -> PyResult<Any<'py
         for a in &segment.addresses {
             addresses.append(PyBytes::new(py, a.as_bytes()))?;
         }
-        let rows = PyBytes::new_with(py, segment.flows.len() * ROW_SIZE, |buffer| {
-            for ((key, sums), out) in segment.flows.iter().zip(buffer.chunks_exact_mut(ROW_SIZE)) {
+        let rows = PyBytes::new_with(py, segment.keys() * ROW_SIZE, |buffer| {
+            for ((key, sums), out) in segment.flows().zip(buffer.chunks_exact_mut(ROW_SIZE)) {
                 let squares = sums.squares();
                 let words = [key.agent, key.ifindex, key.rate, key.src, key.dst];
                 let longs = [sums.samples, sums.bytes, squares as u64, (squares >> 64) as u64];
