@@ -323,7 +323,8 @@ impl<'a> Joiner<'a> {
             addresses.iter().map(|a| if *a == Addr::NONE { NOBODY } else { index.owner(a, at) }).collect();
         let mut ports: FastMap<(u32, u32, Direction), Option<u32>> = FastMap::default();
         let rows = rows.into_iter();
-        self.rows.reserve(rows.size_hint().0);
+        let (least, most) = rows.size_hint();
+        self.rows.reserve(most.unwrap_or(least));
         for row in rows {
             let (Some(&sender), Some(&receiver), Some(agent)) =
                 (owners.get(row.src as usize), owners.get(row.dst as usize), agents.get(row.agent as usize))

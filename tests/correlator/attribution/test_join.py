@@ -16,7 +16,9 @@ from dataclasses import replace
 
 import pytest
 
+from correlator import _wire
 from correlator.attribution.attribute import attribute
+from correlator.attribution.join import fabric_join
 from correlator.collect.rates import Rates
 from correlator.sflow.receiver import Worker
 from simulator import roce, sflow_wire
@@ -140,3 +142,18 @@ def test_samples_go_to_who_owned_their_source_when_they_came(handed_over):
     assert found == expected
     assert {pod for (number, _, pod) in found if number == 1} >= {"pod:a/llm-worker-1",
                                                                   "pod:b/cv-worker-1"}
+
+
+@pytest.mark.parametrize(("damage", "message"), [
+    (lambda rows: rows[:-1], "not whole rows of 56"),
+    (lambda rows: rows[:20] + b"\x02" + rows[21:], "names no direction or traffic class"),
+    (lambda rows: rows[:21] + bytes([len(_wire.TRAFFIC)]) + rows[22:],
+     "names no direction or traffic class"),
+])
+def test_the_core_refuses_damaged_flow_rows(handed_over, damage, message):
+    interval = _intervals(handed_over, _capture()[0])[0]
+    [table] = interval.segments[0].tables
+    assert len(table.rows) % 56 == 0 and len(table.rows) > 56
+    segments = [(interval.start, table.agents, table.addresses, damage(table.rows))]
+    with pytest.raises(ValueError, match=message):
+        fabric_join(handed_over).core.attribute(segments, 10)

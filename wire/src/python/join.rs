@@ -9,7 +9,7 @@ use pyo3::PyTypeInfo;
 
 use super::{addr, any, bad, row, tuple, wide, Any, ROW_SIZE};
 use crate::accumulate::guarded;
-use crate::attribute::{Claim, Cut, Index, Joiner, Link, Row, Sums, Tables};
+use crate::attribute::{Claim, Cut, Index, Joiner, Link, Sums, Tables};
 use crate::hash::FastMap;
 use crate::packet::Addr;
 use crate::share::{apportion, Bytes, Counters};
@@ -160,10 +160,10 @@ impl PyJoin {
             if rows.len() % ROW_SIZE != 0 {
                 return Err(bad(format!("flow rows of {} bytes: not whole rows of {ROW_SIZE}", rows.len())));
             }
-            let parsed: Option<Vec<Row>> = rows.chunks_exact(ROW_SIZE).map(row).collect();
-            let parsed =
-                parsed.ok_or_else(|| bad("a flow row names no direction or traffic class".into()))?;
-            guarded(|| joiner.add(*at, &agents, &addresses, parsed))
+            if !rows.chunks_exact(ROW_SIZE).all(|raw| row(raw).is_some()) {
+                return Err(bad("a flow row names no direction or traffic class".into()));
+            }
+            guarded(|| joiner.add(*at, &agents, &addresses, rows.chunks_exact(ROW_SIZE).filter_map(row)))
                 .map_err(|_| pyo3::exceptions::PyRuntimeError::new_err("the join panicked"))?
                 .map_err(bad)?;
         }
