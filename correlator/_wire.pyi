@@ -4,7 +4,7 @@ accumulate per interval, with the records, traffic classes and reject reasons of
 the records and intervals the rest of fabcorr reads.
 
 Beside it, :class:`SeriesLines` writes the series of the ``/metrics`` text
-(:mod:`correlator.service.series_text`) and :func:`indent_json` lays out the JSON the CLI
+(:mod:`correlator.service.series_text`) and :func:`json_text` writes the JSON the CLI
 prints (:mod:`correlator.cli.printers`).
 
 Nothing on the wire path raises on input: a datagram or sample that cannot be trusted is counted
@@ -109,9 +109,10 @@ def shares(share: type, groups: list[tuple[str, Sums]], total: Sums,
     when given, else the sampled estimate (an int). ValueError for a group of no samples."""
 
 
-def indent_json(compact: str, width: int) -> str:
-    """``compact``, the text of ``json.dumps(value, separators=(",", ": "))``, as
-    ``json.dumps(value, indent=width)`` writes it (the same text, from the C encoder)."""
+def json_text(value: object, width: int) -> str:
+    """``value`` (dicts, lists, tuples, str, int, float, bool, None) as
+    ``json.dumps(value, indent=width)`` writes it, character for character; TypeError for
+    anything else, ValueError past 900 levels of nesting."""
 
 
 class Accumulator:

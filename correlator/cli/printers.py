@@ -70,9 +70,9 @@ def emit(result: Any, blocks: Callable[[Any, bool], list[Block]], fmt: str,
 
 
 def json_text(data: Any) -> str:
-    """``json.dumps(data, indent=2)``: the same text, encoded by the C encoder and laid
-    out by the core (Python's indenting encoder is pure Python, several times slower)."""
-    return _wire.indent_json(json.dumps(data, separators=(",", ": ")), 2)
+    """``json.dumps(data, indent=2)``: the same text, written by the core (Python's
+    indenting encoder is pure Python, several times slower)."""
+    return _wire.json_text(data, 2)
 
 
 def write_lines(items: Iterable[Any], stream: TextIO) -> None:

@@ -18,7 +18,7 @@
 //! `sendmmsg`, one shard at a time.
 //!
 //! Beside the wire path, [`go_float`] writes `/metrics` sample values as
-//! prometheus-client does, many at once, and [`json_layout`] indents JSON as Python's
+//! prometheus-client does, many at once, and [`json_layout`] writes JSON as Python's
 //! `json.dumps(indent=N)` does, and [`share`] apportions a link direction's bytes among
 //! its groups.
 #![forbid(unsafe_code)]

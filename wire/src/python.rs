@@ -32,6 +32,7 @@ const ROW_FORMAT: &str = "<5I2B2x4Q";
 const ROW_SIZE: usize = 56;
 
 mod join;
+mod json_text;
 mod series;
 
 type Any<'py> = Bound<'py, PyAny>;
@@ -263,13 +264,6 @@ fn decode<'py>(py: Python<'py>, data: &[u8]) -> PyResult<(Any<'py>, Bound<'py, P
         }
     };
     Ok((decoded, counts_dict(py, &counts)?))
-}
-
-/// indent_json(compact, width) -> str: `compact` (`json.dumps(value, separators=(",",
-/// ": "))`) as `json.dumps(value, indent=width)` writes it.
-#[pyfunction]
-fn indent_json(py: Python<'_>, compact: &str, width: usize) -> String {
-    py.detach(|| crate::json_layout::indent(compact, width))
 }
 
 /// Decodes datagrams and sums their samples per interval (see the stub).
@@ -785,7 +779,7 @@ fn _wire(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(decode, m)?)?;
     m.add_class::<series::SeriesLines>()?;
     m.add_function(wrap_pyfunction!(series::exposition, m)?)?;
-    m.add_function(wrap_pyfunction!(indent_json, m)?)?;
+    m.add_function(wrap_pyfunction!(json_text::json_text, m)?)?;
     m.add_function(wrap_pyfunction!(join::shares, m)?)?;
     m.add_class::<PyAccumulator>()?;
     m.add_class::<PyCollector>()?;

@@ -2,23 +2,49 @@
 
 from __future__ import annotations
 
+import enum
 import io
 import json
 import math
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
 from correlator.cli.printers import emit, json_text, stream_list
 
-_SCALARS = st.none() | st.booleans() | st.integers() | st.floats() | st.text()
-_VALUES = st.recursive(_SCALARS, lambda inner: st.lists(inner, max_size=4) | st.dictionaries(
-    st.text(max_size=6), inner, max_size=4), max_leaves=30)
+_FLOATS = st.floats() | st.sampled_from([1e16, 9999999999999998.0, 1e-4, 1e-5, 5e-324, -0.0,
+                                          0.1, 1.7976931348623157e308, 123456789.125])
+_SCALARS = st.none() | st.booleans() | st.integers() | st.integers(min_value=2**63) | _FLOATS \
+    | st.text()
+_KEYS = st.text(max_size=6) | st.integers() | _FLOATS | st.booleans() | st.none()
+_VALUES = st.recursive(_SCALARS, lambda inner: st.lists(inner, max_size=4)
+                       | st.lists(inner, max_size=3).map(tuple)
+                       | st.dictionaries(_KEYS, inner, max_size=4), max_leaves=30)
 
 
 @given(_VALUES)
-def test_any_value_is_laid_out_as_pythons_indenting_encoder_lays_it_out(value):
+def test_any_value_is_written_as_pythons_indenting_encoder_writes_it(value):
     assert json_text(value) == json.dumps(value, indent=2)
+
+
+class _Level(enum.IntEnum):
+    HIGH = 3
+
+
+def test_subclasses_as_their_base_and_the_rest_refused_as_python_refuses_them():
+    value = {"level": _Level.HIGH, _Level.HIGH: "key", "text": "\x00\x1f\ud7ff\U0001f600",
+             "lone": "a\udc80b", "\ud800": 1}
+    assert json_text(value) == json.dumps(value, indent=2)
+    with pytest.raises(TypeError, match="Object of type set is not JSON serializable"):
+        json_text({"a": {1, 2}})
+    with pytest.raises(TypeError, match="keys must be str, int, float, bool or None, not tuple"):
+        json_text({(1, 2): 3})
+    deep: list = []
+    for _ in range(1000):
+        deep = [deep]
+    with pytest.raises(ValueError, match="nested too deep"):
+        json_text(deep)
 
 
 def test_strings_that_look_like_structure_stay_whole():

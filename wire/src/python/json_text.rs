@@ -1,0 +1,135 @@
+//! `json_text(value, width)`: a Python value (dicts, lists, tuples, strings, ints, floats,
+//! booleans, None) as `json.dumps(value, indent=width)` writes it, character for
+//! character, written here in one walk of the value (the pieces: `json_layout`).
+
+use std::fmt::Write;
+
+use pyo3::exceptions::{PyTypeError, PyValueError};
+use pyo3::prelude::*;
+use pyo3::types::{PyBool, PyBytes, PyDict, PyFloat, PyInt, PyList, PyString, PyTuple};
+
+use crate::json_layout::{push_float, push_line, push_string, push_units};
+
+/// How deep a value may nest (Python's encoder stops at its recursion limit).
+const MAX_DEPTH: usize = 900;
+
+/// json_text(value, width) -> str (see the stub).
+#[pyfunction]
+pub fn json_text(value: &Bound<'_, PyAny>, width: usize) -> PyResult<String> {
+    let mut out = String::new();
+    write_value(&mut out, value, 0, width)?;
+    Ok(out)
+}
+
+fn write_value(out: &mut String, value: &Bound<'_, PyAny>, depth: usize, width: usize) -> PyResult<()> {
+    if depth > MAX_DEPTH {
+        return Err(PyValueError::new_err("a value nested too deep (or a circular reference)"));
+    }
+    if let Ok(text) = value.cast::<PyString>() {
+        write_string(out, text)?;
+    } else if value.is_none() {
+        out.push_str("null");
+    } else if let Ok(flag) = value.cast::<PyBool>() {
+        out.push_str(if flag.is_true() { "true" } else { "false" });
+    } else if let Ok(number) = value.cast::<PyInt>() {
+        push_int(out, number)?;
+    } else if let Ok(number) = value.cast::<PyFloat>() {
+        push_float(out, number.value());
+    } else if let Ok(items) = value.cast::<PyList>() {
+        write_items(out, items.iter(), items.len(), depth, width)?;
+    } else if let Ok(items) = value.cast::<PyTuple>() {
+        write_items(out, items.iter(), items.len(), depth, width)?;
+    } else if let Ok(table) = value.cast::<PyDict>() {
+        if table.is_empty() {
+            out.push_str("{}");
+            return Ok(());
+        }
+        out.push('{');
+        for (n, (key, member)) in table.iter().enumerate() {
+            if n > 0 {
+                out.push(',');
+            }
+            push_line(out, depth + 1, width);
+            write_key(out, &key)?;
+            out.push_str(": ");
+            write_value(out, &member, depth + 1, width)?;
+        }
+        push_line(out, depth, width);
+        out.push('}');
+    } else {
+        let kind = value.get_type().name()?;
+        return Err(PyTypeError::new_err(format!("Object of type {kind} is not JSON serializable")));
+    }
+    Ok(())
+}
+
+fn write_items<'py>(
+    out: &mut String,
+    items: impl Iterator<Item = Bound<'py, PyAny>>,
+    len: usize,
+    depth: usize,
+    width: usize,
+) -> PyResult<()> {
+    if len == 0 {
+        out.push_str("[]");
+        return Ok(());
+    }
+    out.push('[');
+    for (n, item) in items.enumerate() {
+        if n > 0 {
+            out.push(',');
+        }
+        push_line(out, depth + 1, width);
+        write_value(out, &item, depth + 1, width)?;
+    }
+    push_line(out, depth, width);
+    out.push(']');
+    Ok(())
+}
+
+/// A dict key as `json.dumps` writes it: a string as itself, a number, boolean or None
+/// as its JSON text in quotes.
+fn write_key(out: &mut String, key: &Bound<'_, PyAny>) -> PyResult<()> {
+    if let Ok(text) = key.cast::<PyString>() {
+        return write_string(out, text);
+    }
+    let mut text = String::new();
+    if key.is_none() {
+        text.push_str("null");
+    } else if let Ok(flag) = key.cast::<PyBool>() {
+        text.push_str(if flag.is_true() { "true" } else { "false" });
+    } else if let Ok(number) = key.cast::<PyInt>() {
+        push_int(&mut text, number)?;
+    } else if let Ok(number) = key.cast::<PyFloat>() {
+        push_float(&mut text, number.value());
+    } else {
+        let kind = key.get_type().name()?;
+        return Err(PyTypeError::new_err(format!("keys must be str, int, float, bool or None, not {kind}")));
+    }
+    push_string(out, &text);
+    Ok(())
+}
+
+/// A str, or the UTF-16 units of one holding a lone surrogate (not UTF-8).
+fn write_string(out: &mut String, text: &Bound<'_, PyString>) -> PyResult<()> {
+    match text.to_str() {
+        Ok(text) => push_string(out, text),
+        Err(_) => {
+            let encoded = text.call_method1("encode", ("utf-16-le", "surrogatepass"))?;
+            let bytes = encoded.cast::<PyBytes>()?.as_bytes();
+            push_units(out, bytes.chunks_exact(2).map(|pair| u16::from_le_bytes([pair[0], pair[1]])));
+        }
+    }
+    Ok(())
+}
+
+/// An int's decimal digits (as `int.__repr__`, whatever its subclass says).
+fn push_int(out: &mut String, number: &Bound<'_, PyInt>) -> PyResult<()> {
+    if let Ok(small) = number.extract::<i64>() {
+        let _ = write!(out, "{small}");
+    } else {
+        let digits = number.py().get_type::<PyInt>().call_method1("__repr__", (number,))?;
+        out.push_str(digits.cast::<PyString>()?.to_str()?);
+    }
+    Ok(())
+}
