@@ -287,6 +287,62 @@ class Joined:
         throttled jobs among the CNPs alone. IndexError for a link it does not have."""
 
 
+class CounterTimeline:
+    """One counter of one port in time (:mod:`correlator.collect.timeline`): its known
+    moments, unwrapped, from readings in time order, and its increase over any span."""
+
+    bits: int
+    fresh: bool
+    times: list[float]
+    """The known moments (copies: what the timeline holds stays its own)."""
+    values: list[float]
+    """The unwrapped value at each moment, never decreasing."""
+    slack: list[float]
+    """How far each moment may lie from its true time."""
+    unknown: list[tuple[float, float]]
+    """Spans of steps neither wrap nor reset."""
+    period: float | None
+    """The agent's refresh period as learnt so far: the median spacing of the latest
+    changes after values read more than once (None before two of them)."""
+    covered_until: float
+    """The last moment the counter's value is known at (-inf before any)."""
+
+    def __init__(self, bits: int = 64, fresh: bool = False) -> None: ...
+
+    def add(self, at: float, value: int, max_rate: float | None = None) -> None:
+        """A reading taken at ``at`` (an older one than the last is ignored); ``max_rate``:
+        the most the counter can count a second, when known."""
+
+    def restart(self) -> None:
+        """The next value read counts from zero, whatever the counter's width."""
+
+    def moments(self) -> list[tuple[float, int]]:
+        """The known (moment, unwrapped value) pairs, oldest first."""
+
+    def value_at(self, at: float, extrapolate: bool = False) -> float | None:
+        """The interpolated value at ``at``; None outside the known moments, unless
+        ``extrapolate``: past the last one, at the rate between the last two."""
+
+    def bounds(self, at: float, extrapolate: bool = False) -> tuple[float, float] | None:
+        """Where the value at ``at`` lies, by the rates around it and how well the
+        moments around it are dated."""
+
+    def unknown_in(self, start: float, end: float) -> bool:
+        """Whether a step of unknown size lies in ``[start, end)``."""
+
+    def increase_bounds(self, start: float, end: float, extrapolate: bool = False
+                        ) -> tuple[float, float] | None:
+        """The least and the most the counter counted over ``[start, end)``."""
+
+    def increase(self, start: float, end: float, extrapolate: bool = False) -> float | None:
+        """What the counter counted over ``[start, end)`` (each end pinned once known);
+        None unless both are known and no step of unknown size lies between."""
+
+    def keep(self, at: float, since: float | None = None, counted: float = 0.0) -> None:
+        """Pin the value at ``at``: ``counted`` more than at ``since`` when given, else as
+        it is given now, carried on past the last moment if need be."""
+
+
 DROPS: list[str]
 """Why the inlet did not forward a datagram, in the order of its counts: ``bad-header``,
 ``unknown-agent``, ``spoofed-source``, ``unresolved``, ``send-error``."""

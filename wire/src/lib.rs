@@ -20,7 +20,7 @@
 //! Beside the wire path, [`go_float`] writes `/metrics` sample values as
 //! prometheus-client does, many at once, and [`json_layout`] indents JSON as Python's
 //! `json.dumps(indent=N)` does, and [`share`] apportions a link direction's bytes among
-//! its groups.
+//! its groups; [`timeline`] keeps a port counter's known moments in time.
 #![forbid(unsafe_code)]
 
 pub mod accumulate;
@@ -43,6 +43,7 @@ pub mod receive;
 pub mod reject;
 pub mod route;
 pub mod share;
+pub mod timeline;
 pub mod xdr;
 
 #[cfg(feature = "python")]

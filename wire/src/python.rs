@@ -33,6 +33,7 @@ const ROW_SIZE: usize = 56;
 
 mod join;
 mod series;
+mod timeline;
 
 type Any<'py> = Bound<'py, PyAny>;
 
@@ -783,6 +784,7 @@ fn _wire(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<PyCollector>()?;
     m.add_class::<join::PyJoin>()?;
     m.add_class::<join::PyJoined>()?;
+    m.add_class::<timeline::PyCounterTimeline>()?;
     m.add_class::<PyInlet>()?;
     m.add("DROPS", route::Cause::ALL.map(route::Cause::name))?;
     m.add_class::<PyCapture>()?;
