@@ -343,6 +343,50 @@ class CounterTimeline:
         it is given now, carried on past the last moment if need be."""
 
 
+class IntervalRates:
+    """Every port's counter timelines and their rates over any span
+    (:class:`correlator.collect.interval_rates.IntervalRates` holds one): counters named
+    in ``octets`` count bytes, those whose family (the name before ``/``) is in ``frames``
+    count frames (their line rates bound them), others are unbounded; ``rates`` is the
+    class of the rates it makes, ``ambiguous`` and ``implausible`` the reasons it gives
+    for a counter without one."""
+
+    slack: float
+    slowest_refresh_s: float
+    """The longest refresh period learnt of any counter so far (0 before any)."""
+
+    def __init__(self, slack: float, octets: list[str], frames: list[str], rates: type,
+                 ambiguous: object, implausible: object) -> None: ...
+
+    def add(self, switch: str, port: str, at: float, values: dict[str, int],
+            bits: dict[str, int], speed: int | None, uptime: float | None,
+            last_clear: float | None, stamped: bool) -> None:
+        """One reading of port ``port:{switch}/{port}``: its values by name, the widths of
+        those not 64 bits wide (a port's readings in time order; older ones are
+        ignored)."""
+
+    def add_samples(self, names: list[str], widths: list[int], stamped: bool,
+                    samples: Iterable[tuple[str, str, float, tuple[int, ...], int | None]]
+                    ) -> None:
+        """Readings of the counters ``names`` (``widths`` bits wide) as (switch, port,
+        at, values in the order of ``names``, speed), in order, without uptime or last
+        clear. ValueError when a sample's values are not one a name."""
+
+    def covered(self, end: float, since: float | None = None) -> bool:
+        """Whether every port (read after ``since``, when given) is known at ``end``."""
+
+    def keep(self, port: str, start: float, end: float,
+             published: dict[str, float] | None = None) -> None:
+        """Pin every counter of ``port`` (port ID) at ``end``: at what ``published`` (rates
+        by name) counted from ``start`` where it has the counter's rate, else as given
+        now."""
+
+    def rates(self, start: float, end: float, ports: Iterable[str] | None = None
+              ) -> dict[str, object]:
+        """Port ID -> its rates over ``[start, end)`` (made as ``rates``), for the ports
+        known over all of it (of ``ports`` only, when given)."""
+
+
 DROPS: list[str]
 """Why the inlet did not forward a datagram, in the order of its counts: ``bad-header``,
 ``unknown-agent``, ``spoofed-source``, ``unresolved``, ``send-error``."""

@@ -31,6 +31,7 @@ use crate::route::{self, Routes};
 const ROW_FORMAT: &str = "<5I2B2x4Q";
 const ROW_SIZE: usize = 56;
 
+mod interval_rates;
 mod join;
 mod series;
 mod timeline;
@@ -785,6 +786,7 @@ fn _wire(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<join::PyJoin>()?;
     m.add_class::<join::PyJoined>()?;
     m.add_class::<timeline::PyCounterTimeline>()?;
+    m.add_class::<interval_rates::PyIntervalRates>()?;
     m.add_class::<PyInlet>()?;
     m.add("DROPS", route::Cause::ALL.map(route::Cause::name))?;
     m.add_class::<PyCapture>()?;
