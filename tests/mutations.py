@@ -1,5 +1,5 @@
-"""Mutations of the hotspot thresholds, the share interval and the counter-rate and
-counter-timeline logic that the tests must catch.
+"""Mutations of the hotspot thresholds, the share interval and the counter-rate,
+counter-timeline and interval-rate logic that the tests must catch.
 
 ``python -m tests.mutations`` copies the project to a temporary folder, applies each
 mutation there in turn (one at a time, the original restored before the next), runs the
@@ -31,12 +31,16 @@ HOTSPOTS = "correlator/attribution/hotspots.py"
 RATES = "correlator/collect/rates.py"
 SHARE = "wire/src/share.rs"
 TIMELINE = "wire/src/timeline.rs"
+INTERVAL_RATES = "wire/src/interval_rates.rs"
 TESTS = {HOTSPOTS: ("tests/correlator/attribution", HOTSPOTS),
          RATES: ("tests/correlator/collect/test_rates.py", RATES),
          SHARE: ("tests/correlator/attribution", "correlator/attribution/estimate.py"),
          TIMELINE: ("tests/correlator/collect/test_timeline.py",
                     "tests/correlator/collect/test_timeline_oracle.py",
-                    "correlator/collect/timeline.py")}
+                    "correlator/collect/timeline.py"),
+         INTERVAL_RATES: ("tests/correlator/collect/test_interval_rates.py",
+                          "tests/correlator/collect/test_interval_rates_oracle.py",
+                          "correlator/collect/interval_rates.py")}
 
 
 @dataclass(frozen=True)
@@ -168,6 +172,18 @@ MUTATIONS = (
     Mutation(TIMELINE, "self.known(moment, self.cumulative, at - changed);",
              "self.known(moment, self.cumulative, 0.0);",
              "timeline: a stale change's bounds blind to how well it is dated"),
+    Mutation(INTERVAL_RATES, "rebooted || cleared", "cleared",
+             "interval rates: a reboot not restarting the counters"),
+    Mutation(INTERVAL_RATES, "rebooted || cleared", "rebooted",
+             "interval rates: an operator clear not restarting the counters"),
+    Mutation(INTERVAL_RATES, "if rate * span * slack >= 2f64.powi(bits as i32) {", "if false {",
+             "interval rates: a narrow counter read too seldom kept"),
+    Mutation(INTERVAL_RATES, "if limit.is_some_and(|limit| increase > limit) {", "if false {",
+             "interval rates: an implausible increase kept"),
+    Mutation(INTERVAL_RATES, "found.provisional |= timeline.covered_until < end;", "",
+             "interval rates: carried-on rates not provisional"),
+    Mutation(INTERVAL_RATES, ".or(last.and_then(|last| last.speed))", "",
+             "interval rates: the last known speed not carried on"),
 )
 
 

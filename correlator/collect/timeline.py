@@ -29,10 +29,10 @@ not steadily, so where the rates before and after a gap between moments are know
 was counted in the gap lies between them, the gap is taken as the earlier rate up to one
 kink and the later rate after it (a counter that sat still until its traffic started is
 still at zero just before: nothing leaks into the interval before); otherwise at a steady
-rate. Values are unwrapped as
-they come: a fall is judged by :func:`~correlator.collect.rates.judge_step` from the most
-the counter can count a second (line rate): a narrow counter's wrap adds ``2**bits``; a
-fall faster than line rate as a wrap, a fall of a 64-bit counter, or any value after
+rate. Values are unwrapped as they come: a fall is judged as
+:func:`~correlator.collect.rates.judge_step` judges it, from the most the counter can count
+a second (line rate): a narrow counter's wrap adds ``2**bits``; a fall faster than line
+rate as a wrap, a fall of a 64-bit counter, or any value after
 :meth:`CounterTimeline.restart`, is a reset (the new value counts from zero); a narrow
 counter's fall with no known line rate could be either, so its step is unknown: no increase
 over a span that holds it.
