@@ -288,6 +288,106 @@ class Joined:
         throttled jobs among the CNPs alone. IndexError for a link it does not have."""
 
 
+class CounterTimeline:
+    """One counter of one port in time (:mod:`correlator.collect.timeline`): its known
+    moments, unwrapped, from readings in time order, and its increase over any span."""
+
+    bits: int
+    fresh: bool
+    times: list[float]
+    """The known moments (copies: what the timeline holds stays its own)."""
+    values: list[float]
+    """The unwrapped value at each moment, never decreasing."""
+    slack: list[float]
+    """How far each moment may lie from its true time."""
+    unknown: list[tuple[float, float]]
+    """Spans of steps neither wrap nor reset."""
+    period: float | None
+    """The agent's refresh period as learnt so far: the median spacing of the latest
+    changes after values read more than once (None before two of them)."""
+    covered_until: float
+    """The last moment the counter's value is known at (-inf before any)."""
+
+    def __init__(self, bits: int = 64, fresh: bool = False) -> None: ...
+
+    def add(self, at: float, value: int, max_rate: float | None = None) -> None:
+        """A reading taken at ``at`` (an older one than the last is ignored); ``max_rate``:
+        the most the counter can count a second, when known."""
+
+    def restart(self) -> None:
+        """The next value read counts from zero, whatever the counter's width."""
+
+    def moments(self) -> list[tuple[float, int]]:
+        """The known (moment, unwrapped value) pairs, oldest first."""
+
+    def value_at(self, at: float, extrapolate: bool = False) -> float | None:
+        """The interpolated value at ``at``; None outside the known moments, unless
+        ``extrapolate``: past the last one, at the rate between the last two."""
+
+    def bounds(self, at: float, extrapolate: bool = False) -> tuple[float, float] | None:
+        """Where the value at ``at`` lies, by the rates around it and how well the
+        moments around it are dated."""
+
+    def unknown_in(self, start: float, end: float) -> bool:
+        """Whether a step of unknown size lies in ``[start, end)``."""
+
+    def increase_bounds(self, start: float, end: float, extrapolate: bool = False
+                        ) -> tuple[float, float] | None:
+        """The least and the most the counter counted over ``[start, end)``."""
+
+    def increase(self, start: float, end: float, extrapolate: bool = False) -> float | None:
+        """What the counter counted over ``[start, end)`` (each end pinned once known);
+        None unless both are known and no step of unknown size lies between."""
+
+    def keep(self, at: float, since: float | None = None, counted: float = 0.0) -> None:
+        """Pin the value at ``at``: ``counted`` more than at ``since`` when given, else as
+        it is given now, carried on past the last moment if need be."""
+
+
+class IntervalRates:
+    """Every port's counter timelines and their rates over any span
+    (:class:`correlator.collect.interval_rates.IntervalRates` holds one): counters named
+    in ``octets`` count bytes, those whose family (the name before ``/``) is in ``frames``
+    count frames (their line rates bound them), others are unbounded; ``rates`` is the
+    class of the rates it makes, ``ambiguous`` and ``implausible`` the reasons it gives
+    for a counter without one."""
+
+    slack: float
+    slowest_refresh_s: float
+    """The longest refresh period learnt of any counter so far (0 before any)."""
+
+    def __init__(self, slack: float, octets: list[str], frames: list[str], rates: type,
+                 ambiguous: object, implausible: object) -> None: ...
+
+    def add(self, switch: str, port: str, at: float, values: dict[str, int],
+            bits: dict[str, int], speed: int | None, uptime: float | None,
+            last_clear: float | None, stamped: bool) -> None:
+        """One reading of port ``port:{switch}/{port}``: its values by name, the widths of
+        those not 64 bits wide (a port's readings in time order; older ones are
+        ignored)."""
+
+    def add_samples(self, names: list[str], widths: list[int], stamped: bool,
+                    samples: Iterable[tuple[str, str, float, tuple[int, ...], int | None]]
+                    ) -> None:
+        """Readings of the counters ``names`` (``widths`` bits wide) as (switch, port,
+        at, values in the order of ``names``, speed), in order, without uptime or last
+        clear. ValueError when a sample's values are not one a name."""
+
+    def covered(self, end: float, since: float | None = None) -> bool:
+        """Whether every port (read after ``since``, when given) is known at ``end``."""
+
+    def keep(self, port: str, start: float, end: float,
+             published: dict[str, float] | None = None) -> None:
+        """Pin every counter of ``port`` (port ID) at ``end``: at what ``published`` (rates
+        by name) counted from ``start`` where it has the counter's rate, else as given
+        now."""
+
+    def rates(self, start: float, end: float, ports: Iterable[str] | None = None
+              ) -> dict[str, object]:
+        """Port ID -> its rates over ``[start, end)`` (made as ``rates``), for the ports
+        known over all of it (of ``ports`` only, when given)."""
+
+
 DROPS: list[str]
 """Why the inlet did not forward a datagram, in the order of its counts: ``bad-header``,
 ``unknown-agent``, ``spoofed-source``, ``unresolved``, ``send-error``."""

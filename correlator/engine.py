@@ -59,7 +59,7 @@ from correlator.attribution.accumulate import CounterArrival, Interval
 from correlator.attribution.attribute import OUTSIDE, Attribution, attribute
 from correlator.attribution.hotspots import Hotspot, HotspotTracker, Thresholds
 from correlator.collect.collector import Health
-from correlator.collect.interval_rates import IntervalRates
+from correlator.collect.interval_rates import IntervalRates, Sample
 from correlator.collect.rates import Rates
 from correlator.scope import Scope, scope_of
 from correlator.sflow.accounting import Totals
@@ -67,11 +67,11 @@ from correlator.sflow.clock import AgentClocks
 from correlator.sflow.records import InterfaceCounters
 from correlator.shards import ALONE, Shard
 from correlator.view import View
-from inventory.counters import PortCounters
+from inventory.counters import INTERFACE_COUNTERS, PortCounters
 from topology.graph import FabricGraph
 from topology.schema import id_name
 
-__all__ = ["CORRECTION_PERIODS", "Engine", "interface_reading"]
+__all__ = ["CORRECTION_PERIODS", "Engine", "interface_sample"]
 
 _log = logging.getLogger(__name__)
 
@@ -81,30 +81,30 @@ CORRECTION_MIN_S = 60.0
 at least that many seconds (polls that time out on a busy machine stall for a while)."""
 
 
-_SAMPLED_WIDTHS = dict.fromkeys(("in_discards", "out_discards", "in_errors", "out_errors",
-                                 "in_pkts", "out_pkts"), 32)
-"""The narrow counters of :func:`interface_reading` (one dict every reading shares, never
-changed): Counter32s, and the packets, a sum of three Counter32s that wraps where none of
-them says (kept out of 64-bit math)."""
+_SAMPLED_WIDTHS = tuple(32 if name in ("in_pkts", "out_pkts", "in_discards", "out_discards",
+                                        "in_errors", "out_errors") else 64
+                        for name in INTERFACE_COUNTERS)
+"""The widths of the counters of :func:`interface_sample`, in order: the Counter32s, and
+the packets, a sum of three Counter32s that wraps where none of them says (kept out of
+64-bit math)."""
 
 
-def interface_reading(switch: str, port: str, at: float, counters: InterfaceCounters
-                      ) -> PortCounters:
-    """A port reading from an sFlow generic interface counters record.
+def interface_sample(switch: str, port: str, at: float, counters: InterfaceCounters
+                     ) -> Sample:
+    """A port's sample from an sFlow generic interface counters record, as
+    :meth:`IntervalRates.add_samples` takes it: the values of ``INTERFACE_COUNTERS`` in
+    order (:data:`_SAMPLED_WIDTHS` wide), the speed when known.
 
     >>> c = InterfaceCounters(5, 6, 10**11, 1, 3, 1000, 7, 1, 2, 0, 0, 0, 500, 4, 0, 0, 3, 0, 0)
-    >>> r = interface_reading("leaf01", "Ethernet5", 10.0, c)
-    >>> r.values["in_octets"], r.values["in_pkts"], r.bits["in_pkts"], r.oper_status
-    (1000, 10, 32, 'up')
+    >>> interface_sample("leaf01", "Ethernet5", 10.0, c)
+    ('leaf01', 'Ethernet5', 10.0, (1000, 500, 10, 4, 0, 3, 0, 0), 100000000000)
     """
-    values = {"in_octets": counters.in_octets, "out_octets": counters.out_octets,
-              "in_pkts": counters.in_ucast + counters.in_mcast + counters.in_bcast,
-              "out_pkts": counters.out_ucast + counters.out_mcast + counters.out_bcast,
-              "in_discards": counters.in_discards, "out_discards": counters.out_discards,
-              "in_errors": counters.in_errors, "out_errors": counters.out_errors}
-    return PortCounters(switch, port, at, values, _SAMPLED_WIDTHS,
-                        oper_status="up" if counters.oper_up else "down",
-                        speed_bps=counters.speed or None, stamped=True)
+    return (switch, port, at, (
+        counters.in_octets, counters.out_octets,
+        counters.in_ucast + counters.in_mcast + counters.in_bcast,
+        counters.out_ucast + counters.out_mcast + counters.out_bcast,
+        counters.in_discards, counters.out_discards, counters.in_errors, counters.out_errors),
+        counters.speed or None)
 
 
 @dataclass(frozen=True, slots=True)
@@ -368,6 +368,7 @@ class Engine:
         """The interval's sFlow counter samples, in the order they arrived, into their
         ports' timelines, each dated by its agent's clock."""
         named = functools.cache(functools.partial(_sampled_port, fabric))
+        samples = []
         for agent, sub_agent, received, uptime_ms, sample in sorted(counters,
                                                                     key=lambda c: c.received):
             at = self._clocks.date(agent, sub_agent, received, uptime_ms)
@@ -375,7 +376,8 @@ class Engine:
                 continue
             port = named(agent, sample.interface.ifindex)
             if port is not None:
-                self._sampled.add(interface_reading(*port, at, sample.interface))
+                samples.append(interface_sample(*port, at, sample.interface))
+        self._sampled.add_samples(INTERFACE_COUNTERS, _SAMPLED_WIDTHS, samples)
 
 
 def _sampled_port(fabric: FabricGraph, agent: bytes, ifindex: int) -> tuple[str, str] | None:

@@ -1,5 +1,5 @@
-"""Mutations of the hotspot thresholds, the share interval and the counter-rate and
-counter-timeline logic that the tests must catch.
+"""Mutations of the hotspot thresholds, the share interval and the counter-rate,
+counter-timeline and interval-rate logic that the tests must catch.
 
 ``python -m tests.mutations`` copies the project to a temporary folder, applies each
 mutation there in turn (one at a time, the original restored before the next), runs the
@@ -30,11 +30,17 @@ ROOT = Path(__file__).resolve().parents[1]
 HOTSPOTS = "correlator/attribution/hotspots.py"
 RATES = "correlator/collect/rates.py"
 SHARE = "wire/src/share.rs"
-TIMELINE = "correlator/collect/timeline.py"
+TIMELINE = "wire/src/timeline.rs"
+INTERVAL_RATES = "wire/src/interval_rates.rs"
 TESTS = {HOTSPOTS: ("tests/correlator/attribution", HOTSPOTS),
          RATES: ("tests/correlator/collect/test_rates.py", RATES),
          SHARE: ("tests/correlator/attribution", "correlator/attribution/estimate.py"),
-         TIMELINE: ("tests/correlator/collect/test_timeline.py", TIMELINE)}
+         TIMELINE: ("tests/correlator/collect/test_timeline.py",
+                    "tests/correlator/collect/test_timeline_oracle.py",
+                    "correlator/collect/timeline.py"),
+         INTERVAL_RATES: ("tests/correlator/collect/test_interval_rates.py",
+                          "tests/correlator/collect/test_interval_rates_oracle.py",
+                          "correlator/collect/interval_rates.py")}
 
 
 @dataclass(frozen=True)
@@ -136,36 +142,48 @@ MUTATIONS = (
              "shares: the counters' least bytes not stretching the bounds"),
     Mutation(SHARE, "if !counters.disputed {", "if true {",
              "shares: disputed counters apportioned as if agreed"),
-    Mutation(TIMELINE, "return None if isinstance(verdict, Skip) else verdict",
-             "return None if isinstance(verdict, Skip) else after",
-             "timeline: a wrap read as a reset"),
-    Mutation(TIMELINE, "            return after  # reset: counts from 0",
-             "            return None", "timeline: a reset read as unknown"),
-    Mutation(TIMELINE, "max_rate * (at - self._since + (self.period or 0.0))",
-             "max_rate * (at - self._held)", "timeline: wrap judged over the last read only"),
-    Mutation(TIMELINE, "return any(a < end and start < b for a, b in self.unknown)",
-             "return False", "timeline: an unknown step counted as nothing"),
-    Mutation(TIMELINE, "changed = (self._held + at) / 2 if self._reads > 1 and not self.fresh"
-             " else at", "changed = at", "timeline: a stale change dated when read"),
-    Mutation(TIMELINE, "changed = (self._held + at) / 2 if self._reads > 1 and not self.fresh"
-             " else at", "changed = (self._held + at) / 2",
+    Mutation(TIMELINE, "Some(delta)", "Some(after)", "timeline: a wrap read as a reset"),
+    Mutation(TIMELINE, "return Some(after); // a 64-bit counter's fall is a reset",
+             "return None;", "timeline: a reset read as unknown"),
+    Mutation(TIMELINE, "Some(after) // faster than line rate: a reset", "None",
+             "timeline: a wrap beyond line rate read as unknown"),
+    Mutation(TIMELINE, "rate * (at - self.since + self.period.unwrap_or(0.0))",
+             "rate * (at - self.held)", "timeline: wrap judged over the last read only"),
+    Mutation(TIMELINE, "self.unknown.iter().any(|&(a, b)| a < end && start < b)", "false",
+             "timeline: an unknown step counted as nothing"),
+    Mutation(TIMELINE, "let changed = if self.reads > 1 && !self.fresh { (self.held + at) / 2.0 }"
+             " else { at };", "let changed = at;", "timeline: a stale change dated when read"),
+    Mutation(TIMELINE, "let changed = if self.reads > 1 && !self.fresh { (self.held + at) / 2.0 }"
+             " else { at };", "let changed = (self.held + at) / 2.0;",
              "timeline: a change after one read dated halfway"),
-    Mutation(TIMELINE, "if period is None or self._held - period <= self.times[-1]:",
-             "if True:", "timeline: no hold of a quiet value"),
-    Mutation(TIMELINE, "period = 0.0 if self.fresh or self.values[-1] == self.values[0] else",
-             "period = 0.0 if self.values[-1] == self.values[0] else",
+    Mutation(TIMELINE, "if self.held - period <= self.last_time() {", "if true {",
+             "timeline: no hold of a quiet value"),
+    Mutation(TIMELINE, "if self.fresh || self.values[n - 1] == self.values[0] {",
+             "if self.values[n - 1] == self.values[0] {",
              "timeline: a device-dated value held like a stale one"),
-    Mutation(TIMELINE, "period = 0.0 if self.fresh or self.values[-1] == self.values[0] else",
-             "period = 0.0 if self.fresh else",
-             "timeline: a value never seen to move held like a stale one"),
-    Mutation(TIMELINE, "value = max(value, self._pinned[pins[i - 1]])", "pass",
+    Mutation(TIMELINE, "if self.fresh || self.values[n - 1] == self.values[0] {",
+             "if self.fresh {", "timeline: a value never seen to move held like a stale one"),
+    Mutation(TIMELINE, "value = max(value, self.pins[i - 1].1);", "",
              "timeline: a value given below one given for an earlier instant"),
-    Mutation(TIMELINE, "if 1 < i < len(times) - 1:", "if False:",
+    Mutation(TIMELINE, "if 1 < i && i < times.len() - 1 {", "if false {",
              "timeline: steady through every gap (no kink)"),
-    Mutation(TIMELINE, "            self._restarted = False\n            return after",
-             "            self._restarted = False", "timeline: a restart read as a wrap"),
-    Mutation(TIMELINE, "slack=at - changed)", "slack=0.0)",
+    Mutation(TIMELINE, "            self.restarted = false;\n            return Some(after);",
+             "            self.restarted = false;", "timeline: a restart read as a wrap"),
+    Mutation(TIMELINE, "self.known(moment, self.cumulative, at - changed);",
+             "self.known(moment, self.cumulative, 0.0);",
              "timeline: a stale change's bounds blind to how well it is dated"),
+    Mutation(INTERVAL_RATES, "rebooted || cleared", "cleared",
+             "interval rates: a reboot not restarting the counters"),
+    Mutation(INTERVAL_RATES, "rebooted || cleared", "rebooted",
+             "interval rates: an operator clear not restarting the counters"),
+    Mutation(INTERVAL_RATES, "if rate * span * slack >= 2f64.powi(bits as i32) {", "if false {",
+             "interval rates: a narrow counter read too seldom kept"),
+    Mutation(INTERVAL_RATES, "if limit.is_some_and(|limit| increase > limit) {", "if false {",
+             "interval rates: an implausible increase kept"),
+    Mutation(INTERVAL_RATES, "found.provisional |= timeline.covered_until < end;", "",
+             "interval rates: carried-on rates not provisional"),
+    Mutation(INTERVAL_RATES, ".or(last.and_then(|last| last.speed))", "",
+             "interval rates: the last known speed not carried on"),
 )
 
 

@@ -5,8 +5,9 @@ device rebooted, an operator cleared the counters, a narrow counter wrapped, or 
 went missing. A rate is given only when the delta is certain; otherwise the counter is
 listed with the reason it has no rate and the series restarts from the new reading, so a
 reset never shows up as a negative rate or as a spike. Whether a narrow counter that went
-down wrapped or was reset is judged in one place, :func:`judge_step`, from what the port's
-speed allows over the time between the readings; readings dated in the future, and values
+down wrapped or was reset is judged by :func:`judge_step` (and alike by the Rust core's
+counter timelines, ``wire/src/timeline.rs``), from what the port's speed allows over the
+time between the readings; readings dated in the future, and values
 that are not counts (NaN, infinite, negative, too wide), are screened out where readings
 come in (:func:`screen`).
 """

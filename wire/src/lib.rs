@@ -20,7 +20,8 @@
 //! Beside the wire path, [`go_float`] writes `/metrics` sample values as
 //! prometheus-client does, many at once, and [`json_layout`] writes JSON as Python's
 //! `json.dumps(indent=N)` does, and [`share`] apportions a link direction's bytes among
-//! its groups.
+//! its groups; [`timeline`] keeps a port counter's known moments in time and
+//! [`interval_rates`] every port's, and their rates over an interval.
 #![forbid(unsafe_code)]
 
 pub mod accumulate;
@@ -35,6 +36,7 @@ pub mod flow_sample;
 pub mod forward;
 pub mod go_float;
 pub mod hash;
+pub mod interval_rates;
 pub mod json_layout;
 pub mod loss;
 pub mod lru;
@@ -43,6 +45,7 @@ pub mod receive;
 pub mod reject;
 pub mod route;
 pub mod share;
+pub mod timeline;
 pub mod xdr;
 
 #[cfg(feature = "python")]

@@ -31,9 +31,11 @@ use crate::route::{self, Routes};
 const ROW_FORMAT: &str = "<5I2B2x4Q";
 const ROW_SIZE: usize = 56;
 
+mod interval_rates;
 mod join;
 mod json_text;
 mod series;
+mod timeline;
 
 type Any<'py> = Bound<'py, PyAny>;
 
@@ -785,6 +787,8 @@ fn _wire(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<PyCollector>()?;
     m.add_class::<join::PyJoin>()?;
     m.add_class::<join::PyJoined>()?;
+    m.add_class::<timeline::PyCounterTimeline>()?;
+    m.add_class::<interval_rates::PyIntervalRates>()?;
     m.add_class::<PyInlet>()?;
     m.add("DROPS", route::Cause::ALL.map(route::Cause::name))?;
     m.add_class::<PyCapture>()?;
