@@ -14,7 +14,8 @@ from hypothesis import strategies as st
 from correlator.cli.printers import emit, json_text, stream_list
 
 _FLOATS = st.floats() | st.sampled_from([1e16, 9999999999999998.0, 1e-4, 1e-5, 5e-324, -0.0,
-                                          0.1, 1.7976931348623157e308, 123456789.125])
+                                          0.1, 1.7976931348623157e308, 123456789.125,
+                                          17138345936.632812])  # a tie: ...2 (half even)
 _SCALARS = st.none() | st.booleans() | st.integers() | st.integers(min_value=2**63) | _FLOATS \
     | st.text()
 _KEYS = st.text(max_size=6) | st.integers() | _FLOATS | st.booleans() | st.none()

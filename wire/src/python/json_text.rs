@@ -8,7 +8,7 @@ use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyBytes, PyDict, PyFloat, PyInt, PyList, PyString, PyTuple};
 
-use crate::json_layout::{push_float, push_line, push_string, push_units};
+use crate::json_layout::{push_line, push_string, push_units};
 
 /// How deep a value may nest (Python's encoder stops at its recursion limit).
 const MAX_DEPTH: usize = 900;
@@ -34,7 +34,7 @@ fn write_value(out: &mut String, value: &Bound<'_, PyAny>, depth: usize, width: 
     } else if let Ok(number) = value.cast::<PyInt>() {
         push_int(out, number)?;
     } else if let Ok(number) = value.cast::<PyFloat>() {
-        push_float(out, number.value());
+        push_float(out, number)?;
     } else if let Ok(items) = value.cast::<PyList>() {
         write_items(out, items.iter(), items.len(), depth, width)?;
     } else if let Ok(items) = value.cast::<PyTuple>() {
@@ -101,7 +101,7 @@ fn write_key(out: &mut String, key: &Bound<'_, PyAny>) -> PyResult<()> {
     } else if let Ok(number) = key.cast::<PyInt>() {
         push_int(&mut text, number)?;
     } else if let Ok(number) = key.cast::<PyFloat>() {
-        push_float(&mut text, number.value());
+        push_float(&mut text, number)?;
     } else {
         let kind = key.get_type().name()?;
         return Err(PyTypeError::new_err(format!("keys must be str, int, float, bool or None, not {kind}")));
@@ -119,6 +119,25 @@ fn write_string(out: &mut String, text: &Bound<'_, PyString>) -> PyResult<()> {
             let bytes = encoded.cast::<PyBytes>()?.as_bytes();
             push_units(out, bytes.chunks_exact(2).map(|pair| u16::from_le_bytes([pair[0], pair[1]])));
         }
+    }
+    Ok(())
+}
+
+/// A float as `json.dumps` writes it: `float.__repr__`'s digits (Python's own, ties
+/// included), `NaN`, `Infinity`, `-Infinity`.
+fn push_float(out: &mut String, number: &Bound<'_, PyFloat>) -> PyResult<()> {
+    let x = number.value();
+    if x.is_nan() {
+        out.push_str("NaN");
+    } else if x.is_infinite() {
+        out.push_str(if x > 0.0 { "Infinity" } else { "-Infinity" });
+    } else {
+        let digits = if number.is_exact_instance_of::<PyFloat>() {
+            number.repr()?
+        } else {
+            number.py().get_type::<PyFloat>().call_method1("__repr__", (number,))?.cast_into::<PyString>()?
+        };
+        out.push_str(digits.to_str()?);
     }
     Ok(())
 }
