@@ -6,8 +6,9 @@ as fast as it can for one 10 s interval: the emulator's own speed is reported. T
 fabcorr takes what the switches' sFlow agents sent: decode, accumulate and attribute the
 interval against the fabric built from the same facts, hotspots included
 (``correlator.replay``). ``end_to_end_samples_per_s`` is fabcorr's side alone;
-``interval_to_report_s`` is the time from the interval's last datagram to its attribution
-being ready (what the service spends at each boundary before the view is swapped).
+``interval_to_report_s`` is the time from the interval's last datagram to its view being
+ready (the engine's close, what the service spends at each boundary before the view is
+swapped).
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from pathlib import Path
 
 from benchmarks.attribute_suite import fabcorr_cpu
 from benchmarks.harness import Result, median
-from correlator.attribution.attribute import attribute
+from correlator.engine import Engine
 from correlator.replay import ReplayConfig, replay
 from correlator.sflow.receiver import Worker
 from simulator.fabric_run import run as run_fabric
@@ -79,10 +80,11 @@ def _replay(fabric: object, datagrams: list[tuple[float, bytes]]) -> float:
 
 def _report_latency(fabric: object, datagrams: list[tuple[float, bytes]]) -> float:
     """Seconds from the interval's samples being in (the receiver's tables, as the
-    service takes them) to its attribution being done."""
+    service takes them) to its view being ready (the engine's close: counters, attribution,
+    hotspots)."""
     worker = Worker(datagrams[0][0] - datagrams[0][0] % INTERVAL_S, INTERVAL_S)
     worker.handle_many(datagrams)
-    interval, _ = worker.take(datagrams[-1][0] + 1)
+    interval, totals = worker.take(datagrams[-1][0] + 1)
     start = time.perf_counter()
-    attribute(fabric, interval)  # type: ignore[arg-type]
+    Engine(INTERVAL_S).close(fabric, interval, totals)  # type: ignore[arg-type]
     return time.perf_counter() - start

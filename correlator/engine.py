@@ -61,6 +61,7 @@ from correlator.attribution.hotspots import Hotspot, HotspotTracker, Thresholds
 from correlator.collect.collector import Health
 from correlator.collect.interval_rates import IntervalRates, Sample
 from correlator.collect.rates import Rates
+from correlator.gc_pause import collection_paused
 from correlator.scope import Scope, scope_of
 from correlator.sflow.accounting import Totals
 from correlator.sflow.clock import AgentClocks
@@ -214,6 +215,7 @@ class Engine:
         with self._lock:
             return self._counters.covered(end, since=end - 3 * self.telemetry_interval_s)
 
+    @collection_paused()  # a medium interval makes ~600,000 share tuples
     def close(self, fabric: FabricGraph, interval: Interval, totals: Totals,
               health: Mapping[str, Health] | None = None) -> View:
         """Attribute ``interval`` (received: ``totals``) on ``fabric``, judge hotspots, and
@@ -288,6 +290,7 @@ class Engine:
                 self.tracker.update(waiting.result, waiting.rates, only=waiting.ports,
                                     **_judging(waiting.scope))
 
+    @collection_paused()
     def corrections(self) -> list[tuple[Attribution, Totals]]:
         """The kept provisional intervals whose ports are now read past their end,
         attributed again (``replaces``), each with what was received in it; oldest first.

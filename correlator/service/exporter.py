@@ -25,10 +25,8 @@ once and kept while the series lasts (:mod:`~correlator.service.series_text`).
 
 from __future__ import annotations
 
-import gc
 import threading
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
 from functools import cache, lru_cache
 from typing import TypeVar
 
@@ -38,6 +36,7 @@ from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metri
 from correlator.attribution.attribute import OUTSIDE
 from correlator.attribution.hotspots import cable_direction
 from correlator.collect.rates import Rates
+from correlator.gc_pause import collection_paused
 from correlator.service.series_text import Family, Labels, SeriesText
 from correlator.service.traffic import group_totals, plain
 from correlator.shards import Shard, owner
@@ -171,23 +170,9 @@ class Exposition:
         view = self._view()
         with self._lock:
             if self._rendered[0] is not view:
-                with _collection_paused():
+                with collection_paused():
                     self._rendered = (view, self._text.render(families(view)))
             return self._rendered[1]
-
-
-@contextmanager
-def _collection_paused() -> Iterator[None]:
-    """The cyclic garbage collector paused: a render makes a few hundred thousand rows,
-    freed by reference counting when it ends, that would otherwise set off collections
-    of the whole heap (the fabric graph's million objects) on the way."""
-    paused = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if paused:
-            gc.enable()
 
 
 def families(view: View) -> list[Family]:

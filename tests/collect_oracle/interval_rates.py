@@ -48,20 +48,8 @@ class _LineRates(dict[str, float | None]):
 
 
 class IntervalRates:
-    """Readings in, rates over any interval out; ``slack`` as in :class:`RateConfig`.
-
-    >>> r = IntervalRates()
-    >>> for at, octets in ((9.5, 1000), (10.5, 2000), (19.5, 11000), (20.5, 12000)):
-    ...     r.add(PortCounters("leaf01", "Ethernet1", at, {"in_octets": octets},
-    ...                        speed_bps=8000))
-    >>> r.covered(20.0), r.covered(21.0)
-    (True, False)
-    >>> rates = r.rates(10.0, 20.0)["port:leaf01/Ethernet1"]
-    >>> rates.per_second, rates.interval_s, rates.in_utilization, rates.provisional
-    ({'in_octets': 1000.0}, 10.0, 1.0, False)
-    >>> r.rates(20.0, 30.0)["port:leaf01/Ethernet1"].provisional  # carried on past 20.5
-    True
-    """
+    """Readings in, rates over any interval out; ``slack`` as in :class:`RateConfig` (the
+    product's doctest, :mod:`correlator.collect.interval_rates`, shows them)."""
 
     def __init__(self, slack: float = 1.1) -> None:
         self.slack = slack

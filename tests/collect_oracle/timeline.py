@@ -23,25 +23,8 @@ _MOMENTS_KEPT = 4096  # at one change a second, over half an hour of them
 
 
 class CounterTimeline:
-    """The known moments of one counter of ``bits`` width, and its increase between any two.
-
-    Examples
-    --------
-    An agent that refreshes every 3 s, read every second (value by reading time):
-
-    >>> t = CounterTimeline()
-    >>> for at, value in ((0.5, 0), (1.5, 0), (2.5, 300), (3.5, 300), (4.5, 300),
-    ...                   (5.5, 600), (6.5, 600), (7.5, 600), (8.5, 900)):
-    ...     t.add(at, value)
-    >>> t.moments()  # 0 never seen to move before: it holds until its last reading
-    [(0.5, 0), (1.5, 0), (2.0, 300), (5.0, 600), (8.0, 900)]
-    >>> t.increase(2.0, 5.0), t.increase(0.0, 3.0), t.increase(3.0, 8.0)
-    (300.0, None, 500.0)
-    >>> t.increase_bounds(3.0, 8.0)  # 0 to 300 a second, changes dated within +-0.5 s
-    (250.0, 600.0)
-    >>> t.covered_until
-    8.0
-    """
+    """The known moments of one counter of ``bits`` width, and its increase between any two
+    (the product's doctest, :mod:`correlator.collect.timeline`, shows them)."""
 
     __slots__ = ("_changes", "_cumulative", "_held", "_last", "_pin_times", "_pinned", "_reads",
                  "_restarted", "_since", "bits", "covered_until", "fresh", "period", "slack",

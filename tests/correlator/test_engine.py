@@ -3,10 +3,12 @@ counter readings give the same attributions, hotspots and view, record for recor
 
 import asyncio
 import dataclasses
+import gc
 import json
 
 import pytest
 
+from correlator import engine as engine_module
 from correlator.attribution.accumulate import Accumulator
 from correlator.cli.sflow import read_capture
 from correlator.data import to_data
@@ -352,3 +354,31 @@ def test_summed_over_intervals_the_bytes_of_a_stale_agent_are_its_counters_incre
                                         if (link.port, link.direction) == (port, "in")), None)
     assert None not in logged.values(), logged
     assert sum(logged.values()) == 1_000_000
+
+
+def test_an_interval_is_attributed_and_corrected_with_the_cyclic_collector_paused(monkeypatch):
+    """Closing and correcting an interval make a burst of objects kept: the collector
+    waits until they are made, and runs again after (or stays off if it was off)."""
+    seen = []
+
+    def attribute(*args, **kwargs):
+        seen.append(gc.isenabled())
+        return real(*args, **kwargs)
+
+    real = engine_module.attribute
+    monkeypatch.setattr(engine_module, "attribute", attribute)
+    fabric = load_snapshot(SNAPSHOT)
+    engine = Engine(telemetry_interval_s=5.0)
+    engine.readings([PortCounters("leaf01", "Ethernet5", at, {"in_octets": octets})
+                     for at, octets in ((8.0, 0), (12.0, 400), (19.0, 1100))])
+    assert gc.isenabled()
+    engine.close(fabric, Accumulator(10.0).take(20.0), Totals())
+    engine.readings([PortCounters("leaf01", "Ethernet5", 23.0, {"in_octets": 2000})])
+    assert len(engine.corrections()) == 1
+    assert seen == [False, False] and gc.isenabled()
+    gc.disable()
+    try:
+        engine.close(fabric, Accumulator(20.0).take(30.0), Totals())
+        assert not gc.isenabled()
+    finally:
+        gc.enable()
