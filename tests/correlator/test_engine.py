@@ -356,7 +356,18 @@ def test_summed_over_intervals_the_bytes_of_a_stale_agent_are_its_counters_incre
     assert sum(logged.values()) == 1_000_000
 
 
-def test_an_interval_is_attributed_and_corrected_with_the_cyclic_collector_paused(monkeypatch):
+@pytest.fixture
+def collector_on():
+    """The cyclic collector on for the test, as it was after (an in-process ``fabcorr
+    attribute`` earlier in the session turns it off, as its process would)."""
+    was = gc.isenabled()
+    gc.enable()
+    yield
+    (gc.enable if was else gc.disable)()
+
+
+def test_an_interval_is_attributed_and_corrected_with_the_cyclic_collector_paused(
+        monkeypatch, collector_on):
     """Closing and correcting an interval make a burst of objects kept: the collector
     waits until they are made, and runs again after (or stays off if it was off)."""
     seen = []
@@ -371,14 +382,10 @@ def test_an_interval_is_attributed_and_corrected_with_the_cyclic_collector_pause
     engine = Engine(telemetry_interval_s=5.0)
     engine.readings([PortCounters("leaf01", "Ethernet5", at, {"in_octets": octets})
                      for at, octets in ((8.0, 0), (12.0, 400), (19.0, 1100))])
-    assert gc.isenabled()
     engine.close(fabric, Accumulator(10.0).take(20.0), Totals())
     engine.readings([PortCounters("leaf01", "Ethernet5", 23.0, {"in_octets": 2000})])
     assert len(engine.corrections()) == 1
     assert seen == [False, False] and gc.isenabled()
     gc.disable()
-    try:
-        engine.close(fabric, Accumulator(20.0).take(30.0), Totals())
-        assert not gc.isenabled()
-    finally:
-        gc.enable()
+    engine.close(fabric, Accumulator(20.0).take(30.0), Totals())
+    assert not gc.isenabled()
