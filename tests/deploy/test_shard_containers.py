@@ -177,8 +177,8 @@ def test_shard_containers_answer_as_one_process_and_survive_a_killed_shard(image
             wait(lambda: _resolved(inlet), 30, "the inlet resolving it again",
                  lambda: logs(inlet))
             up = time.time()
-            wait(lambda: bursts.after(up) >= 2, 60, "two clean bursts after it is back",
-                 lambda: logs(victim))
+            wait(lambda: bursts.in_intervals_after(up) >= 2, 60,
+                 "two clean bursts in intervals after it is back", lambda: logs(victim))
             sent = list(bursts.sent)
         lost: Counter = Counter()  # per shard, whatever the cause (refused, unresolved)
         causes = {}
@@ -203,7 +203,7 @@ def test_shard_containers_answer_as_one_process_and_survive_a_killed_shard(image
                 own.get(start, {"links": []})["links"]).items() if link["samples"]}
             assert whole
             assert found in ({}, whole)  # never a part of an interval
-            when = ("after" if began > up else "down" if down < began and ended < launched
+            when = ("after" if start > up else "down" if down < began and ended < launched
                     else "other")
             if when != "other":
                 assert found == ({} if when == "down" else whole), when

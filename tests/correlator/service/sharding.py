@@ -148,6 +148,12 @@ class Bursts:
         """How many clean bursts began after ``moment``."""
         return sum(began > moment for _, began, _ in self.sent)
 
+    def in_intervals_after(self, moment: float) -> int:
+        """How many clean bursts went into intervals that began after ``moment``: all of
+        such an interval is a process's that was up at ``moment`` (its first interval runs
+        from its start to the next boundary, and is logged under its own start)."""
+        return sum(start > moment for start, _, _ in self.sent)
+
 
 def logged(path: Path) -> dict[float, dict]:
     """An attribution log's intervals by start (the last record of each)."""

@@ -319,7 +319,7 @@ def test_a_shard_killed_and_restarted_misses_only_its_switches(processes, capsys
         shards[killed] = restarted
         wait(restarted.ready, 120, "the restarted shard ready")
         up = time.time()
-        wait(lambda: bursts.after(up) >= 2, 60,
+        wait(lambda: bursts.in_intervals_after(up) >= 2, 60,
               "two clean bursts after the restart")
         sent = list(bursts.sent)
     # the inlet sends to the shards from connected sockets: the kernel refuses a send to
@@ -344,7 +344,7 @@ def test_a_shard_killed_and_restarted_misses_only_its_switches(processes, capsys
         whole = {key: link for key, link in expected.items() if key[0] in mine
                  and link["samples"]}
         assert whole
-        when = ("after" if began > up else "down" if down < began and ended < launched
+        when = ("after" if start > up else "down" if down < began and ended < launched
                 else "before" if ended < down else "restarting")
         assert own == ({} if when == "down" else whole) or when in ("before", "restarting")
         assert own in ({}, whole)  # never a part of an interval
