@@ -27,14 +27,7 @@ fn write_value(out: &mut String, value: &Bound<'_, PyAny>, depth: usize, width: 
     }
     if let Ok(text) = value.cast::<PyString>() {
         write_string(out, text)?;
-    } else if value.is_none() {
-        out.push_str("null");
-    } else if let Ok(flag) = value.cast::<PyBool>() {
-        out.push_str(if flag.is_true() { "true" } else { "false" });
-    } else if let Ok(number) = value.cast::<PyInt>() {
-        push_int(out, number)?;
-    } else if let Ok(number) = value.cast::<PyFloat>() {
-        push_float(out, number)?;
+    } else if push_scalar(out, value)? {
     } else if let Ok(items) = value.cast::<PyList>() {
         write_items(out, items.iter(), items.len(), depth, width)?;
     } else if let Ok(items) = value.cast::<PyTuple>() {
@@ -94,20 +87,29 @@ fn write_key(out: &mut String, key: &Bound<'_, PyAny>) -> PyResult<()> {
         return write_string(out, text);
     }
     let mut text = String::new();
-    if key.is_none() {
-        text.push_str("null");
-    } else if let Ok(flag) = key.cast::<PyBool>() {
-        text.push_str(if flag.is_true() { "true" } else { "false" });
-    } else if let Ok(number) = key.cast::<PyInt>() {
-        push_int(&mut text, number)?;
-    } else if let Ok(number) = key.cast::<PyFloat>() {
-        push_float(&mut text, number)?;
-    } else {
+    if !push_scalar(&mut text, key)? {
         let kind = key.get_type().name()?;
         return Err(PyTypeError::new_err(format!("keys must be str, int, float, bool or None, not {kind}")));
     }
     push_string(out, &text);
     Ok(())
+}
+
+/// None, a bool, an int or a float as its JSON text; false (nothing written) for
+/// anything else.
+fn push_scalar(out: &mut String, value: &Bound<'_, PyAny>) -> PyResult<bool> {
+    if value.is_none() {
+        out.push_str("null");
+    } else if let Ok(flag) = value.cast::<PyBool>() {
+        out.push_str(if flag.is_true() { "true" } else { "false" });
+    } else if let Ok(number) = value.cast::<PyInt>() {
+        push_int(out, number)?;
+    } else if let Ok(number) = value.cast::<PyFloat>() {
+        push_float(out, number)?;
+    } else {
+        return Ok(false);
+    }
+    Ok(true)
 }
 
 /// A str, or the UTF-16 units of one holding a lone surrogate (not UTF-8).
