@@ -11,7 +11,7 @@ Nothing on the wire path raises on input: a datagram or sample that cannot be tr
 under its reason (``REJECTS``); a panic inside is counted as ``internal-error``.
 """
 
-from collections.abc import Callable, Hashable, Iterable
+from collections.abc import Callable, Hashable, Iterable, Iterator
 
 ROW_FORMAT: str
 """struct format of one flow-table row (little-endian): agent index, ifIndex, sampling
@@ -100,13 +100,44 @@ Sums = tuple[int, int, int, int]
 integers (a float is a TypeError)."""
 
 
-def shares(share: type, groups: list[tuple[str, Sums]], total: Sums,
-           counters: tuple[float, tuple[float, float] | None, bool] | None) -> list[tuple]:
-    """Each group's share of ``total`` as ``share(name, samples, share, share_low,
-    share_high, bytes, low, high, packets, exact)`` (a named tuple's class, made without
-    calling it): the method of :mod:`correlator.attribution.estimate`, bytes apportioned
-    from ``counters`` (bytes, the least and most the readings allow or None, disputed)
-    when given, else the sampled estimate (an int). ValueError for a group of no samples."""
+class Share:
+    """One group's part of a link direction in one interval.
+
+    ``bytes`` is apportioned from the counters when the interval had them (``exact``),
+    else the sampled estimate; ``low`` / ``high`` bound ``bytes`` at 95 %. One object
+    holding the numbers as computed, each a Python value when read; it behaves as a named
+    tuple of these fields in this order (by index, unpacked, ``_fields``, ``_asdict()``,
+    compared with shares and tuples, hashed, printed, pickled). ValueError for bytes that
+    are neither a float nor an int."""
+
+    name: str
+    samples: int
+    share: float
+    share_low: float
+    share_high: float
+    bytes: float | int
+    """Apportioned (a float), or the sampled estimate (the core's integer)."""
+    low: float
+    high: float
+    packets: int
+    exact: bool
+    _fields: tuple[str, ...]
+
+    def __init__(self, name: str, samples: int, share: float, share_low: float,
+                 share_high: float, bytes: float | int, low: float, high: float,
+                 packets: int, exact: bool) -> None: ...
+    def _asdict(self) -> dict[str, object]: ...
+    def __len__(self) -> int: ...
+    def __getitem__(self, index: int | slice) -> object: ...
+    def __iter__(self) -> Iterator[object]: ...
+
+
+def shares(groups: list[tuple[str, Sums]], total: Sums,
+           counters: tuple[float, tuple[float, float] | None, bool] | None) -> list[Share]:
+    """Each group's share of ``total``: the method of
+    :mod:`correlator.attribution.estimate`, bytes apportioned from ``counters`` (bytes,
+    the least and most the readings allow or None, disputed) when given, else the sampled
+    estimate (an int). ValueError for a group of no samples."""
 
 
 def json_text(value: object, width: int) -> str:
@@ -280,8 +311,9 @@ class Join:
 class Joined:
     """The tables of one :meth:`Join.attribute`, kept for their shares."""
 
-    def shares(self, link: int, share: type, counters: Counters | None
-               ) -> tuple[tuple, tuple, tuple, tuple, tuple]:
+    def shares(self, link: int, counters: Counters | None
+               ) -> tuple[tuple[Share, ...], tuple[Share, ...], tuple[Share, ...],
+                          tuple[Share, ...], tuple[Share, ...]]:
         """The shares of the ``link``-th direction's tenants, jobs, pods, pairs
         (``a -> b``) and throttled jobs, made as :func:`shares` makes them (the cut's rest
         named ``other``): the first four apportioned from ``counters`` when given, the

@@ -41,7 +41,7 @@ def _converter(kind: type) -> Callable[[Any], Any]:
                               for name in names for member in (getattr(value, name),)}
     if issubclass(kind, Enum):
         return lambda value: value.value
-    if issubclass(kind, tuple) and hasattr(kind, "_fields"):  # a NamedTuple
+    if hasattr(kind, "_fields"):  # a NamedTuple, or the core's Share
         names = kind._fields
         return lambda value: {name: member if type(member) in plain else data(member)
                               for name, member in zip(names, value, strict=True)}

@@ -155,7 +155,7 @@ def _link(fabric: FabricGraph, port: str, direction: str, interval: Interval,
     counters = None if counter_bytes is None else Counters(
         counter_bytes, _known(rates, direction, interval.seconds), check == OUTSIDE)
     tenants, jobs, pods, pairs, throttled = _NO_SHARES if sampled is None else \
-        sampled.joined.shares(sampled.link, Share, counters)
+        sampled.joined.shares(sampled.link, counters)
     return LinkTraffic(port, direction, fabric.peer(port) or "", interval.start,
                        interval.seconds, samples, estimated, counter_bytes, utilization,
                        tenants, jobs, pods, pairs,

@@ -50,24 +50,9 @@ OTHER: str = _wire.OTHER
 """The group a table's cut leaves over."""
 
 
-class Share(NamedTuple):
-    """One group's part of a link direction in one interval.
-
-    ``bytes`` is apportioned from the counters when the interval had them (``exact``),
-    else the sampled estimate; ``low`` / ``high`` bound ``bytes`` at 95 %.
-    """
-
-    name: str
-    samples: int
-    share: float
-    share_low: float
-    share_high: float
-    bytes: float | int
-    """Apportioned (a float), or the sampled estimate (the core's integer)."""
-    low: float
-    high: float
-    packets: int
-    exact: bool
+Share = _wire.Share
+"""One group's part of a link direction in one interval (a named tuple's fields: name,
+samples, share, share_low, share_high, bytes, low, high, packets, exact)."""
 
 
 Sums = tuple[int, int, int, int]
@@ -122,4 +107,4 @@ def apportion(ranked: Ranked, counters: Counters | None = None) -> tuple[Share, 
     >>> [round(x, 3) for x in apportion(big)[0][2:5]]
     [0.476, 0.0, 1.0]
     """
-    return tuple(_wire.shares(Share, ranked.groups, ranked.total, counters))
+    return tuple(_wire.shares(ranked.groups, ranked.total, counters))

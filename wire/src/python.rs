@@ -35,6 +35,7 @@ mod interval_rates;
 mod join;
 mod json_text;
 mod series;
+mod share;
 mod timeline;
 
 type Any<'py> = Bound<'py, PyAny>;
@@ -782,7 +783,8 @@ fn _wire(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<series::SeriesLines>()?;
     m.add_function(wrap_pyfunction!(series::exposition, m)?)?;
     m.add_function(wrap_pyfunction!(json_text::json_text, m)?)?;
-    m.add_function(wrap_pyfunction!(join::shares, m)?)?;
+    m.add_function(wrap_pyfunction!(share::shares, m)?)?;
+    m.add_class::<share::PyShare>()?;
     m.add_class::<PyAccumulator>()?;
     m.add_class::<PyCollector>()?;
     m.add_class::<join::PyJoin>()?;

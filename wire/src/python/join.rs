@@ -1,92 +1,25 @@
 //! The join of an interval's flow tables to the fabric, and the shares of what it summed,
 //! for Python (`correlator/attribution/attribute.py`): a link direction's tables stay
 //! here, ranked and cut, until Python asks for their shares with the direction's
-//! counters; they come back named, as `Share` named tuples.
+//! counters; they come back named, as `Share`s.
 
 use pyo3::prelude::*;
-use pyo3::types::{PyBytes, PyList, PyString, PyTuple, PyType};
-use pyo3::PyTypeInfo;
+use pyo3::types::{PyBytes, PyList, PyString, PyTuple};
 
+use super::share::{counters, made, CountersTuple};
 use super::{addr, any, bad, row, tuple, wide, Any, ROW_SIZE};
 use crate::accumulate::guarded;
-use crate::attribute::{Claim, Cut, Index, Joiner, Link, Sums, Tables};
+use crate::attribute::{Claim, Cut, Index, Joiner, Link, Tables};
 use crate::hash::FastMap;
 use crate::packet::Addr;
-use crate::share::{apportion, Bytes, Counters};
+use crate::share::Counters;
 
 /// The name of the group a table's cut leaves over.
 pub const OTHER: &str = "other";
 
-/// A group's sums as Python holds them: samples, estimated bytes, packets, variance.
-type SumsTuple = (u64, u128, u128, u128);
-
-/// A link direction's counters: bytes, the least and most the readings allow, disputed.
-type CountersTuple = (f64, Option<(f64, f64)>, bool);
-
 /// A segment's flow table as `Accumulator.take` hands it over: start, agents, addresses,
 /// rows.
 type SegmentTable<'py> = (f64, Vec<Bound<'py, PyBytes>>, Vec<Bound<'py, PyBytes>>, Bound<'py, PyBytes>);
-
-fn sums((samples, bytes, packets, variance): SumsTuple) -> Sums {
-    Sums { samples, bytes, packets, variance }
-}
-
-fn counters(found: Option<CountersTuple>) -> Option<Counters> {
-    found.map(|(exact, known, disputed)| Counters { exact, known, disputed })
-}
-
-/// `found` (the shares of `groups`, in order) as instances of `share`, each named.
-fn made<'py>(
-    py: Python<'py>,
-    share: &Bound<'py, PyType>,
-    groups: impl Iterator<Item = (Any<'py>, Sums)>,
-    total: Sums,
-    counters: Option<Counters>,
-) -> PyResult<Vec<Any<'py>>> {
-    let (names, numbers): (Vec<Any<'py>>, Vec<Sums>) = groups.unzip();
-    if numbers.iter().any(|group| group.samples == 0) {
-        return Err(bad("a group without samples has no share".into()));
-    }
-    let make = PyTuple::type_object(py).getattr("__new__")?;
-    let mut out = Vec::with_capacity(names.len());
-    for ((name, group), found) in names.into_iter().zip(&numbers).zip(apportion(&numbers, total, counters)) {
-        let (bytes, exact) = match found.bytes {
-            Bytes::Apportioned(bytes) => (any(py, bytes)?, true),
-            Bytes::Estimated(bytes) => (wide(py, bytes)?, false),
-        };
-        let fields = PyTuple::new(
-            py,
-            [
-                name,
-                any(py, group.samples)?,
-                any(py, found.share)?,
-                any(py, found.share_low)?,
-                any(py, found.share_high)?,
-                bytes,
-                any(py, found.low)?,
-                any(py, found.high)?,
-                wide(py, group.packets)?,
-                any(py, exact)?,
-            ],
-        )?;
-        out.push(make.call1((share, fields))?);
-    }
-    Ok(out)
-}
-
-/// shares(share, groups, total, counters) -> [share]: each named group's share of
-/// `total`, made as instances of `share` (a named tuple's class; see the stub).
-#[pyfunction]
-pub fn shares<'py>(
-    py: Python<'py>,
-    share: Bound<'py, PyType>,
-    groups: Vec<(Any<'py>, SumsTuple)>,
-    total: SumsTuple,
-    counters: Option<CountersTuple>,
-) -> PyResult<Bound<'py, PyList>> {
-    let groups = groups.into_iter().map(|(name, group)| (name, sums(group)));
-    PyList::new(py, made(py, &share, groups, sums(total), self::counters(counters))?)
-}
 
 /// The join of flow tables to a fabric's ports and pod interfaces (see the stub).
 #[pyclass(module = "correlator._wire", name = "Join", frozen)]
@@ -235,9 +168,8 @@ pub struct PyJoined {
 /// `found`'s groups named by `name`, the rest as [`OTHER`], shares made by [`made`].
 fn named<'py, K: Copy>(
     py: Python<'py>,
-    share: &Bound<'py, PyType>,
     found: &Cut<K>,
-    name: impl Fn(K) -> PyResult<Any<'py>>,
+    name: impl Fn(K) -> PyResult<Bound<'py, PyString>>,
     counters: Option<Counters>,
 ) -> PyResult<Any<'py>> {
     let mut groups = Vec::with_capacity(found.top.len() + 1);
@@ -245,9 +177,9 @@ fn named<'py, K: Copy>(
         groups.push((name(*key)?, *sums));
     }
     if let Some(other) = found.other {
-        groups.push((PyString::new(py, OTHER).into_any(), other));
+        groups.push((PyString::new(py, OTHER), other));
     }
-    Ok(PyTuple::new(py, made(py, share, groups.into_iter(), found.total, counters)?)?.into_any())
+    Ok(PyTuple::new(py, made(py, groups.into_iter(), found.total, counters)?)?.into_any())
 }
 
 #[pymethods]
@@ -259,7 +191,6 @@ impl PyJoined {
         &self,
         py: Python<'py>,
         link: usize,
-        share: Bound<'py, PyType>,
         counters: Option<CountersTuple>,
     ) -> PyResult<Any<'py>> {
         let tables = self
@@ -267,23 +198,23 @@ impl PyJoined {
             .get(link)
             .ok_or_else(|| pyo3::exceptions::PyIndexError::new_err(format!("no link direction {link}")))?;
         let join = self.join.get();
-        let pick = |names: &Vec<Py<PyString>>, k: u32| -> PyResult<Any<'py>> {
+        let pick = |names: &Vec<Py<PyString>>, k: u32| -> PyResult<Bound<'py, PyString>> {
             let found = names.get(k as usize).ok_or_else(|| bad(format!("no name for id {k}")))?;
-            Ok(found.bind(py).clone().into_any())
+            Ok(found.bind(py).clone())
         };
-        let pair = |key: (u32, u32)| -> PyResult<Any<'py>> {
+        let pair = |key: (u32, u32)| -> PyResult<Bound<'py, PyString>> {
             let found = self.pairs.get(&key).ok_or_else(|| bad(format!("no name for pair {key:?}")))?;
-            Ok(found.bind(py).clone().into_any())
+            Ok(found.bind(py).clone())
         };
         let counters = self::counters(counters);
         tuple(
             py,
             vec![
-                named(py, &share, &tables.tenants, |k| pick(&join.tenants, k), counters)?,
-                named(py, &share, &tables.jobs, |k| pick(&join.jobs, k), counters)?,
-                named(py, &share, &tables.pods, |k| pick(&join.pods, k), counters)?,
-                named(py, &share, &tables.pairs, pair, counters)?,
-                named(py, &share, &tables.throttled, |k| pick(&join.jobs, k), None)?,
+                named(py, &tables.tenants, |k| pick(&join.tenants, k), counters)?,
+                named(py, &tables.jobs, |k| pick(&join.jobs, k), counters)?,
+                named(py, &tables.pods, |k| pick(&join.pods, k), counters)?,
+                named(py, &tables.pairs, pair, counters)?,
+                named(py, &tables.throttled, |k| pick(&join.jobs, k), None)?,
             ],
         )
     }
