@@ -47,12 +47,12 @@ its switches receive, on the signals of both ends.
 from __future__ import annotations
 
 import dataclasses
-import functools
 import logging
 import threading
 from collections import Counter
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from operator import attrgetter
 from typing import Any
 
 from correlator.attribution.accumulate import CounterArrival, Interval
@@ -370,26 +370,38 @@ class Engine:
     def _sflow_counters(self, fabric: FabricGraph, counters: list[CounterArrival]) -> None:
         """The interval's sFlow counter samples, in the order they arrived, into their
         ports' timelines, each dated by its agent's clock."""
-        named = functools.cache(functools.partial(_sampled_port, fabric))
+        named, date = fabric.cached(_SampledPorts), self._clocks.date
         samples = []
-        for agent, sub_agent, received, uptime_ms, sample in sorted(counters,
-                                                                    key=lambda c: c.received):
-            at = self._clocks.date(agent, sub_agent, received, uptime_ms)
-            if sample.interface is None:
-                continue
-            port = named(agent, sample.interface.ifindex)
-            if port is not None:
-                samples.append(interface_sample(*port, at, sample.interface))
+        for agent, sub_agent, received, uptime_ms, sample in sorted(
+                counters, key=attrgetter("received")):
+            at = date(agent, sub_agent, received, uptime_ms)
+            if sample.interface is not None:
+                port = named(agent, sample.interface.ifindex)
+                if port is not None:
+                    samples.append(interface_sample(*port, at, sample.interface))
         self._sampled.add_samples(INTERFACE_COUNTERS, _SAMPLED_WIDTHS, samples)
 
 
-def _sampled_port(fabric: FabricGraph, agent: bytes, ifindex: int) -> tuple[str, str] | None:
-    """The switch and the name of the port an sFlow agent means by ``ifindex``."""
-    port = fabric.indexes.port_for_sample(agent, ifindex)
-    if port is None:
-        return None
-    attrs = fabric.attrs(port)
-    return attrs["switch"], attrs["name"]
+class _SampledPorts:
+    """The switch and the name of the port an sFlow agent means by an ifIndex, looked up
+    once per fabric (each port's counter samples come every interval); what no port
+    answers is not kept (anyone may send any ifIndex)."""
+
+    __slots__ = ("_fabric", "_found")
+
+    def __init__(self, fabric: FabricGraph) -> None:
+        self._fabric = fabric
+        self._found: dict[tuple[bytes, int], tuple[str, str]] = {}
+
+    def __call__(self, agent: bytes, ifindex: int) -> tuple[str, str] | None:
+        found = self._found.get((agent, ifindex))
+        if found is None:
+            port = self._fabric.indexes.port_for_sample(agent, ifindex)
+            if port is None:
+                return None
+            attrs = self._fabric.attrs(port)
+            found = self._found[agent, ifindex] = attrs["switch"], attrs["name"]
+        return found
 
 
 def _attributed(rates: dict[str, Rates], scope: Scope | None) -> dict[str, Rates]:
