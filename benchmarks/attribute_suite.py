@@ -9,7 +9,8 @@ pod drawn from the whole fabric: ~1 M distinct pod pairs over one 10 s interval.
 ``fabcorr attribute`` runs as a user runs it, one process per run, with table output
 and with ``-o json`` (to /dev/null; its size is measured once); its CPU seconds (user +
 system, from the child's resource usage) less those of the same command on an empty
-capture (interpreter, imports, loading the snapshot: ``start_cpu_s``) are its work.
+capture (interpreter, imports, loading the snapshot: ``start_cpu_s``), run in turn with
+it, are its work (:func:`work_cpu`).
 ``sfacctd`` decodes and aggregates (its core and print plugin, as the sflow suite runs
 it), and decodes alone: its core process's own CPU seconds, read from ``/proc`` once it
 has read the whole capture (``pcap_savefile_wait``). Targets: >= 5x the former, >= 1x
@@ -62,9 +63,8 @@ def run(sizes: list[str], repeat: int) -> list[Result]:
         write_pcap(pcap, [(t, d, a, "192.0.2.99", 6343) for t, d, a in datagrams])
         write_pcap(empty, [])
         del fabric, datagrams
-        start = median([fabcorr_cpu(snapshot, empty, "table") for _ in range(repeat)])
-        table = median([fabcorr_cpu(snapshot, pcap, "table") for _ in range(repeat)]) - start
-        json = median([fabcorr_cpu(snapshot, pcap, "json") for _ in range(repeat)]) - start
+        table, start = work_cpu(snapshot, pcap, empty, "table", repeat)
+        json, _ = work_cpu(snapshot, pcap, empty, "json", repeat)
         json_bytes = _json_size(snapshot, pcap, folder)
         aggregate = [sfacctd(pcap, folder, SAMPLES) for _ in range(repeat)]
         decode = [_sfacctd_core(pcap, folder) for _ in range(repeat)]
@@ -160,6 +160,19 @@ def sample_to(template: tuple[bytes, int], dst: bytes) -> bytes:
     total = (total & 0xFFFF) + (total >> 16)
     return b"".join((encoded[:end - 10], (~total & 0xFFFF).to_bytes(2, "big"),
                      encoded[end - 8:end - 4], dst, encoded[end:]))
+
+
+def work_cpu(snapshot: Path, pcap: Path, empty: Path, output: str, repeat: int
+             ) -> tuple[float, float]:
+    """CPU seconds of ``fabcorr attribute`` on ``pcap`` less those on ``empty`` (the
+    process start: interpreter, imports, snapshot): the median over ``repeat`` pairs of
+    runs, each pair run back to back so that both see the machine alike (a virtual
+    machine's speed drifts over minutes), after one pair that is not counted (files just
+    written, caches cold). Also the median start."""
+    fabcorr_cpu(snapshot, empty, output), fabcorr_cpu(snapshot, pcap, output)
+    pairs = [(fabcorr_cpu(snapshot, empty, output), fabcorr_cpu(snapshot, pcap, output))
+             for _ in range(repeat)]
+    return median([work - start for start, work in pairs]), median([s for s, _ in pairs])
 
 
 def fabcorr_cpu(snapshot: Path, pcap: Path, output: str) -> float:
