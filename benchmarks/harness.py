@@ -60,12 +60,27 @@ them there instead (``sflow,pipeline``)."""
 
 def context(suites: str = EVERY_SUITE) -> tuple[str, list[Result]]:
     """A line describing the machine, and the Results recording how busy it was while
-    ``suites`` ran."""
-    load = os.getloadavg()
+    ``suites`` ran and how fast it was (:func:`machine_speed`)."""
+    load, speed = os.getloadavg(), machine_speed()
     line = (f"python {platform.python_version()}, {os.cpu_count()} CPUs, "
-            f"load average {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}")
+            f"load average {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}, "
+            f"reference loop {speed:.2f} s")
     return line, [Result(CONTEXT, suites, "cpu_count", os.cpu_count() or 0, "count"),
-                  Result(CONTEXT, suites, "loadavg_1m", load[0], "load")]
+                  Result(CONTEXT, suites, "loadavg_1m", load[0], "load"),
+                  Result(CONTEXT, suites, "reference_loop_cpu_s", speed, "s")]
+
+
+def machine_speed() -> float:
+    """CPU seconds of a fixed loop of 20 million Python additions (the median of 3): a
+    virtual machine's CPU second is worth less while the host is busy (the same command
+    took 1.6 times the CPU seconds in one hour here), so every figure of a run is read
+    next to this one (about 1.1 s on a quiet machine here)."""
+    def once() -> float:
+        start, total = time.process_time(), 0
+        for number in range(20_000_000):
+            total += number
+        return time.process_time() - start
+    return median([once() for _ in range(3)])
 
 
 def merge(old: Sequence[Result], new: Sequence[Result], suites: Sequence[str],

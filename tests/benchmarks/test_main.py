@@ -56,7 +56,9 @@ def test_a_missing_results_file_is_written(tmp_path: Path,
     monkeypatch.setattr(bench, "SUITES", {"sflow": lambda sizes, repeat: []})
     output = tmp_path / "none-yet.json"
     assert bench.main(["--output", str(output), "--only", "sflow"]) == 0
-    assert [r["benchmark"] for r in json.loads(output.read_text())] == ["context", "context"]
+    rows = [(r["benchmark"], r["metric"]) for r in json.loads(output.read_text())]
+    assert rows == [("context", "cpu_count"), ("context", "loadavg_1m"),
+                    ("context", "reference_loop_cpu_s")]
 
 
 def test_an_x_large_suite_runs_only_when_named(tmp_path: Path,
