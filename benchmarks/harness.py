@@ -74,7 +74,7 @@ def machine_speed() -> float:
     """CPU seconds of a fixed loop of 20 million Python additions (the median of 3): a
     virtual machine's CPU second is worth less while the host is busy (the same command
     took 1.6 times the CPU seconds in one hour here), so every figure of a run is read
-    next to this one (about 1.1 s on a quiet machine here)."""
+    next to this one (0.46 s on a quiet machine here)."""
     def once() -> float:
         start, total = time.process_time(), 0
         for number in range(20_000_000):

@@ -8,6 +8,8 @@ from collections.abc import Callable
 from enum import Enum
 from typing import Any
 
+from correlator._wire import Share
+
 _PLAIN = frozenset({str, int, float, bool, type(None)})
 
 
@@ -27,8 +29,9 @@ def to_data(value: Any) -> Any:
     return convert(value)
 
 
-_CONVERTERS: dict[type, Callable[[Any], Any]] = {}
-"""How each type met so far is unwrapped (one look at the type, not at every value)."""
+_CONVERTERS: dict[type, Callable[[Any], Any]] = {Share: Share._asdict}
+"""How each type met so far is unwrapped (one look at the type, not at every value); the
+core's shares hold plain values only and make their dicts themselves."""
 
 
 def _converter(kind: type) -> Callable[[Any], Any]:
@@ -41,7 +44,7 @@ def _converter(kind: type) -> Callable[[Any], Any]:
                               for name in names for member in (getattr(value, name),)}
     if issubclass(kind, Enum):
         return lambda value: value.value
-    if hasattr(kind, "_fields"):  # a NamedTuple, or the core's Share
+    if issubclass(kind, tuple) and hasattr(kind, "_fields"):  # a NamedTuple
         names = kind._fields
         return lambda value: {name: member if type(member) in plain else data(member)
                               for name, member in zip(names, value, strict=True)}

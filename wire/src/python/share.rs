@@ -5,6 +5,7 @@
 
 use pyo3::basic::CompareOp;
 use pyo3::prelude::*;
+use pyo3::sync::PyOnceLock;
 use pyo3::types::{PyDict, PyFloat, PyInt, PyIterator, PyList, PyString, PyTuple, PyType};
 
 use super::{any, bad, wide, Any};
@@ -44,24 +45,33 @@ pub struct PyShare {
 }
 
 impl PyShare {
-    /// The fields in order, as the named tuple held them.
-    fn fields<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {
-        PyTuple::new(
-            py,
-            [
-                self.name.bind(py).clone().into_any(),
-                any(py, self.samples)?,
-                any(py, self.share)?,
-                any(py, self.share_low)?,
-                any(py, self.share_high)?,
-                self.bytes(py)?,
-                any(py, self.low)?,
-                any(py, self.high)?,
-                wide(py, self.packets)?,
-                any(py, self.exact)?,
-            ],
-        )
+    /// The fields' values in order, as the named tuple held them.
+    fn values<'py>(&self, py: Python<'py>) -> PyResult<[Any<'py>; 10]> {
+        Ok([
+            self.name.bind(py).clone().into_any(),
+            any(py, self.samples)?,
+            any(py, self.share)?,
+            any(py, self.share_low)?,
+            any(py, self.share_high)?,
+            self.bytes(py)?,
+            any(py, self.low)?,
+            any(py, self.high)?,
+            wide(py, self.packets)?,
+            any(py, self.exact)?,
+        ])
     }
+
+    fn fields<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {
+        PyTuple::new(py, self.values(py)?)
+    }
+}
+
+/// The fields' names as Python strings, made once.
+fn field_names(py: Python<'_>) -> PyResult<&[Py<PyString>]> {
+    static NAMES: PyOnceLock<Vec<Py<PyString>>> = PyOnceLock::new();
+    NAMES
+        .get_or_try_init(py, || Ok(FIELDS.iter().map(|name| PyString::intern(py, name).unbind()).collect()))
+        .map(Vec::as_slice)
 }
 
 #[pymethods]
@@ -121,13 +131,13 @@ impl PyShare {
 
     #[classattr]
     fn _fields(py: Python<'_>) -> PyResult<Py<PyTuple>> {
-        Ok(PyTuple::new(py, FIELDS)?.unbind())
+        Ok(PyTuple::new(py, field_names(py)?)?.unbind())
     }
 
     fn _asdict<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
         let dict = PyDict::new(py);
-        for (name, value) in FIELDS.iter().zip(self.fields(py)?.iter()) {
-            dict.set_item(name, value)?;
+        for (name, value) in field_names(py)?.iter().zip(self.values(py)?) {
+            dict.set_item(name.bind(py), value)?;
         }
         Ok(dict)
     }
