@@ -6,6 +6,8 @@ import enum
 import io
 import json
 import math
+import random
+import struct
 
 import pytest
 from hypothesis import given
@@ -27,6 +29,18 @@ _VALUES = st.recursive(_SCALARS, lambda inner: st.lists(inner, max_size=4)
 @given(_VALUES)
 def test_any_value_is_written_as_pythons_indenting_encoder_writes_it(value):
     assert json_text(value) == json.dumps(value, indent=2)
+
+
+def test_floats_of_every_exponent_and_exact_ties_are_written_as_pythons_repr():
+    rng = random.Random(15)
+    bits = (struct.unpack("<d", rng.getrandbits(64).to_bytes(8, "little"))[0]
+            for _ in range(100_000))
+    # 53-bit integers times small powers of two: values of 16 to 18 digits, some of them
+    # exactly halfway between two 17-digit decimals (17138345936.6328125 is one)
+    halves = (math.ldexp(rng.getrandbits(53), rng.randint(-12, 12)) for _ in range(100_000))
+    floats = [x for x in (*bits, *halves) if math.isfinite(x)]
+    floats += [float(n) for n in range(-20, 20)] + [10.0**k for k in range(-330, 309)]
+    assert json_text(floats) == json.dumps(floats, indent=2)
 
 
 class _Level(enum.IntEnum):

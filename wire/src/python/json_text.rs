@@ -125,8 +125,8 @@ fn write_string(out: &mut String, text: &Bound<'_, PyString>) -> PyResult<()> {
     Ok(())
 }
 
-/// A float as `json.dumps` writes it: `float.__repr__`'s digits (Python's own, ties
-/// included), `NaN`, `Infinity`, `-Infinity`.
+/// A float as `json.dumps` writes it: `float.__repr__`'s text (`NaN`, `Infinity`,
+/// `-Infinity` aside), whatever its subclass says.
 fn push_float(out: &mut String, number: &Bound<'_, PyFloat>) -> PyResult<()> {
     let x = number.value();
     if x.is_nan() {
@@ -134,14 +134,62 @@ fn push_float(out: &mut String, number: &Bound<'_, PyFloat>) -> PyResult<()> {
     } else if x.is_infinite() {
         out.push_str(if x > 0.0 { "Infinity" } else { "-Infinity" });
     } else {
-        let digits = if number.is_exact_instance_of::<PyFloat>() {
-            number.repr()?
-        } else {
-            number.py().get_type::<PyFloat>().call_method1("__repr__", (number,))?.cast_into::<PyString>()?
-        };
-        out.push_str(digits.to_str()?);
+        push_repr(out, x);
     }
     Ok(())
+}
+
+/// A finite float as Python's `repr` writes it: the shortest digits that read back as
+/// `x`, the nearest to it, an exact tie to the even digit (Ryū's, as David Gay's `dtoa`
+/// that CPython calls), laid out as CPython's `'r'` format does: positional when the
+/// decimal point falls within the 16 places from the first digit (with `.0` when
+/// nothing follows it), else `d.ddde±XX`.
+fn push_repr(out: &mut String, x: f64) {
+    let mut buffer = ryu::Buffer::new();
+    let text = buffer.format_finite(x);
+    let (negative, text) = match text.strip_prefix('-') {
+        Some(rest) => (true, rest),
+        None => (false, text),
+    };
+    let (mantissa, exponent) = match text.split_once('e') {
+        Some((mantissa, exponent)) => (mantissa, exponent.parse::<i32>().unwrap_or(0)),
+        None => (text, 0),
+    };
+    let (whole, fraction) = mantissa.split_once('.').unwrap_or((mantissa, ""));
+    let all: String = [whole, fraction].concat();
+    let digits = all.trim_start_matches('0');
+    // the decimal point's place after the first significant digit
+    let point = whole.len() as i32 - (all.len() - digits.len()) as i32 + exponent;
+    let digits = digits.trim_end_matches('0');
+    if negative {
+        out.push('-');
+    }
+    if digits.is_empty() {
+        out.push_str("0.0");
+    } else if point > -4 && point <= 16 {
+        if point <= 0 {
+            out.push_str("0.");
+            out.extend(std::iter::repeat_n('0', (-point) as usize));
+            out.push_str(digits);
+        } else if point as usize >= digits.len() {
+            out.push_str(digits);
+            out.extend(std::iter::repeat_n('0', point as usize - digits.len()));
+            out.push_str(".0");
+        } else {
+            let (head, tail) = digits.split_at(point as usize);
+            out.push_str(head);
+            out.push('.');
+            out.push_str(tail);
+        }
+    } else {
+        let (first, rest) = digits.split_at(1);
+        out.push_str(first);
+        if !rest.is_empty() {
+            out.push('.');
+            out.push_str(rest);
+        }
+        let _ = write!(out, "e{}{:02}", if point - 1 < 0 { '-' } else { '+' }, (point - 1).abs());
+    }
 }
 
 /// An int's decimal digits (as `int.__repr__`, whatever its subclass says).
