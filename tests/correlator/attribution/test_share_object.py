@@ -5,7 +5,7 @@ plain data; bytes keep their kind (apportioned float, estimated int)."""
 from __future__ import annotations
 
 import pickle
-from typing import NamedTuple
+from collections import namedtuple
 
 import pytest
 
@@ -17,17 +17,7 @@ FIELDS = ("name", "samples", "share", "share_low", "share_high", "bytes", "low",
 VALUES = ("tenant:a", 25, 0.25, 0.1651, 0.3511, 2500, 1520.0, 3480.0, 2**70, False)
 
 
-class _Tuple(NamedTuple):  # the named tuple Share was
-    name: str
-    samples: int
-    share: float
-    share_low: float
-    share_high: float
-    bytes: float | int
-    low: float
-    high: float
-    packets: int
-    exact: bool
+_Tuple = namedtuple("_Tuple", FIELDS)  # the named tuple Share was
 
 
 def test_fields_by_name_index_slice_and_unpacking() -> None:
@@ -46,7 +36,8 @@ def test_compared_and_hashed_as_its_tuple() -> None:
     share, twin = Share(*VALUES), _Tuple(*VALUES)
     assert share == VALUES and VALUES == share and share == twin and twin == share  # noqa: SIM300
     assert share == Share(*VALUES) and hash(share) == hash(VALUES)
-    assert share != Share(*VALUES[:-1], True) and share != VALUES[:-1] and share != "x"
+    assert share != Share(*VALUES[:5], 2500.0, *VALUES[6:9], True) and share != VALUES[:-1] \
+        and share != "x"
     assert share < Share("tenant:b", *VALUES[1:]) and sorted([Share("z", *VALUES[1:]), share]
                                                              )[0] is share
 
@@ -68,5 +59,7 @@ def test_bad_fields_are_refused() -> None:
         Share(*VALUES)._replace(size=1)
     with pytest.raises(ValueError, match="a share's bytes are a float or an int, not str"):
         Share(*VALUES[:5], "2500", *VALUES[6:])
+    with pytest.raises(ValueError, match="exact when its bytes are apportioned"):
+        Share(*VALUES[:9], True)
     with pytest.raises(TypeError):
         Share(*VALUES[:9])

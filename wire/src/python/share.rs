@@ -40,8 +40,6 @@ pub struct PyShare {
     #[pyo3(get)]
     high: f64,
     packets: u128,
-    #[pyo3(get)]
-    exact: bool,
 }
 
 impl PyShare {
@@ -57,7 +55,7 @@ impl PyShare {
             any(py, self.low)?,
             any(py, self.high)?,
             wide(py, self.packets)?,
-            any(py, self.exact)?,
+            any(py, self.exact())?,
         ])
     }
 
@@ -101,18 +99,18 @@ impl PyShare {
                 bytes.get_type().name()?
             )));
         };
-        Ok(PyShare {
-            name: name.unbind(),
-            samples,
-            share,
-            share_low,
-            share_high,
-            bytes,
-            low,
-            high,
-            packets,
-            exact,
-        })
+        let made =
+            PyShare { name: name.unbind(), samples, share, share_low, share_high, bytes, low, high, packets };
+        if made.exact() != exact {
+            return Err(bad("a share is exact when its bytes are apportioned (a float), else not".into()));
+        }
+        Ok(made)
+    }
+
+    /// Whether the bytes were apportioned from the counters (else they are the estimate).
+    #[getter]
+    fn exact(&self) -> bool {
+        matches!(self.bytes, Bytes::Apportioned(_))
     }
 
     /// Apportioned bytes (a float), or the sampled estimate (the core's integer).
@@ -228,7 +226,6 @@ pub fn made<'py>(
             low: found.low,
             high: found.high,
             packets: group.packets,
-            exact: matches!(found.bytes, Bytes::Apportioned(_)),
         };
         out.push(Bound::new(py, share)?);
     }
