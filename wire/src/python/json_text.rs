@@ -155,11 +155,17 @@ fn push_repr(out: &mut String, x: f64) {
         Some((mantissa, exponent)) => (mantissa, exponent.parse::<i32>().unwrap_or(0)),
         None => (text, 0),
     };
-    let (whole, fraction) = mantissa.split_once('.').unwrap_or((mantissa, ""));
-    let all: String = [whole, fraction].concat();
+    let whole = mantissa.find('.').unwrap_or(mantissa.len());
+    let mut all = [b'0'; 24]; // Ryū writes at most 17 digits
+    let mut count = 0;
+    for digit in mantissa.bytes().filter(|b| *b != b'.') {
+        all[count] = digit;
+        count += 1;
+    }
+    let all = std::str::from_utf8(&all[..count]).unwrap_or("");
     let digits = all.trim_start_matches('0');
     // the decimal point's place after the first significant digit
-    let point = whole.len() as i32 - (all.len() - digits.len()) as i32 + exponent;
+    let point = whole as i32 - (all.len() - digits.len()) as i32 + exponent;
     let digits = digits.trim_end_matches('0');
     if negative {
         out.push('-');
