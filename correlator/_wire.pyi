@@ -48,12 +48,10 @@ CounterTuple = tuple[int, int, int, tuple[int, ...] | None, tuple[int, ...] | No
 SegmentTuple = tuple[float, list[bytes], list[bytes], bytes]
 """start, agents (index 0 is ``b""``, then every agent seen in the segment, in order),
 addresses (index 0 is ``b""``: no address), flow-table rows (``ROW_FORMAT`` each)."""
-IntervalTuple = tuple[float, float, list[SegmentTuple],
-                      list[tuple[bytes, int, float, int, CounterTuple]],
+IntervalTuple = tuple[float, float, list[SegmentTuple], CounterArrivals,
                       list[tuple[bytes, int, int, bytes, bytes, int]], dict[str, int]]
-"""start, end, segments, counter samples as (agent, sub-agent, received at, the agent's
-uptime in ms, sample), discard counts
-as (agent, port, reason, source, destination, samples), and the samples that found a
+"""start, end, segments, counter samples (as they came), discard counts as (agent, port,
+reason, source, destination, samples), and the samples that found a
 full table (``{"flows", "counters", "discards"}``)."""
 
 
@@ -376,6 +374,44 @@ class CounterTimeline:
         it is given now, carried on past the last moment if need be."""
 
 
+class CounterArrivals:
+    """An interval's counter samples in the order they came, kept in the core: each
+    (agent, sub-agent, received at, the agent's uptime in ms, sample) as given (any
+    iterable of those; a sample as ``CounterTuple``). Iterating gives them back as
+    tuples; equal when they hold the same."""
+
+    def __init__(self, arrivals: Iterable[tuple[bytes, int, float, int, CounterTuple]] = ...
+                 ) -> None: ...
+
+    @staticmethod
+    def joined(parts: list[CounterArrivals]) -> CounterArrivals:
+        """Those of ``parts``, one after another."""
+
+    def __len__(self) -> int: ...
+
+    def __iter__(self) -> Iterator[tuple[bytes, int, float, int, CounterTuple]]: ...
+
+
+class SampledPorts:
+    """The switch and port name an sFlow agent (packed address) means by an ifIndex:
+    (agent, ifIndex, switch, port name) each."""
+
+    def __init__(self, ports: list[tuple[bytes, int, str, str]]) -> None: ...
+
+    def __len__(self) -> int: ...
+
+
+class AgentClocks:
+    """The wall time of an sFlow agent's uptime, learnt per (agent, sub-agent) from the
+    ``kept`` (at least 1) latest guesses (:mod:`correlator.sflow.clock`)."""
+
+    def __init__(self, kept: int = 8) -> None: ...
+
+    def date(self, agent: bytes, sub_agent: int, arrival: float, uptime_ms: int) -> float:
+        """The wall time of ``uptime_ms`` on the agent (4 or 16 bytes, else ValueError),
+        given a datagram of it that arrived at ``arrival``."""
+
+
 class IntervalRates:
     """Every port's counter timelines and their rates over any span
     (:class:`correlator.collect.interval_rates.IntervalRates` holds one): counters named
@@ -398,12 +434,16 @@ class IntervalRates:
         those not 64 bits wide (a port's readings in time order; older ones are
         ignored)."""
 
-    def add_samples(self, names: list[str], widths: list[int], stamped: bool,
-                    samples: Iterable[tuple[str, str, float, tuple[int, ...], int | None]]
-                    ) -> None:
-        """Readings of the counters ``names`` (``widths`` bits wide) as (switch, port,
-        at, values in the order of ``names``, speed), in order, without uptime or last
-        clear. ValueError when a sample's values are not one a name."""
+    def add_sflow(self, names: list[str], arrivals: CounterArrivals, clocks: AgentClocks,
+                  ports: SampledPorts) -> None:
+        """An interval's sFlow counter samples in the order they arrived (by receive
+        time, stable): each dated by its agent's clock in ``clocks``, then the counters
+        ``names`` of its generic interface record (as ``inventory.counters`` names them:
+        the octets, packets, discards and errors of each direction; the packets 32 bits
+        wide, a sum of three Counter32s) added to the port ``ports`` names, stamped,
+        without uptime or last clear, its speed when not 0. A sample without that record
+        or of a port ``ports`` does not name is dated only. ValueError for a name no
+        record gives."""
 
     def covered(self, end: float, since: float | None = None) -> bool:
         """Whether every port (read after ``since``, when given) is known at ``end``."""

@@ -52,27 +52,25 @@ import threading
 from collections import Counter
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from operator import attrgetter
 from typing import Any
 
-from correlator.attribution.accumulate import CounterArrival, Interval
+from correlator._wire import AgentClocks, CounterArrivals, SampledPorts
+from correlator.attribution.accumulate import Interval
 from correlator.attribution.attribute import OUTSIDE, Attribution, attribute
 from correlator.attribution.hotspots import Hotspot, HotspotTracker, Thresholds
 from correlator.collect.collector import Health
-from correlator.collect.interval_rates import IntervalRates, Sample
+from correlator.collect.interval_rates import IntervalRates
 from correlator.collect.rates import Rates
 from correlator.gc_pause import collection_paused
 from correlator.scope import Scope, scope_of
 from correlator.sflow.accounting import Totals
-from correlator.sflow.clock import AgentClocks
-from correlator.sflow.records import InterfaceCounters
 from correlator.shards import ALONE, Shard
 from correlator.view import View
-from inventory.counters import INTERFACE_COUNTERS, PortCounters
+from inventory.counters import PortCounters
 from topology.graph import FabricGraph
 from topology.schema import id_name
 
-__all__ = ["CORRECTION_PERIODS", "Engine", "interface_sample"]
+__all__ = ["CORRECTION_PERIODS", "Engine"]
 
 _log = logging.getLogger(__name__)
 
@@ -80,32 +78,6 @@ CORRECTION_PERIODS = 10
 CORRECTION_MIN_S = 60.0
 """Telemetry periods past its end a provisional interval is kept for its correction, and
 at least that many seconds (polls that time out on a busy machine stall for a while)."""
-
-
-_SAMPLED_WIDTHS = tuple(32 if name in ("in_pkts", "out_pkts", "in_discards", "out_discards",
-                                        "in_errors", "out_errors") else 64
-                        for name in INTERFACE_COUNTERS)
-"""The widths of the counters of :func:`interface_sample`, in order: the Counter32s, and
-the packets, a sum of three Counter32s that wraps where none of them says (kept out of
-64-bit math)."""
-
-
-def interface_sample(switch: str, port: str, at: float, counters: InterfaceCounters
-                     ) -> Sample:
-    """A port's sample from an sFlow generic interface counters record, as
-    :meth:`IntervalRates.add_samples` takes it: the values of ``INTERFACE_COUNTERS`` in
-    order (:data:`_SAMPLED_WIDTHS` wide), the speed when known.
-
-    >>> c = InterfaceCounters(5, 6, 10**11, 1, 3, 1000, 7, 1, 2, 0, 0, 0, 500, 4, 0, 0, 3, 0, 0)
-    >>> interface_sample("leaf01", "Ethernet5", 10.0, c)
-    ('leaf01', 'Ethernet5', 10.0, (1000, 500, 10, 4, 0, 3, 0, 0), 100000000000)
-    """
-    return (switch, port, at, (
-        counters.in_octets, counters.out_octets,
-        counters.in_ucast + counters.in_mcast + counters.in_bcast,
-        counters.out_ucast + counters.out_mcast + counters.out_bcast,
-        counters.in_discards, counters.out_discards, counters.in_errors, counters.out_errors),
-        counters.speed or None)
 
 
 @dataclass(frozen=True, slots=True)
@@ -367,41 +339,18 @@ class Engine:
                          ", ".join(sorted(id_name(port) for port in behind)))
         self._given_up = behind
 
-    def _sflow_counters(self, fabric: FabricGraph, counters: list[CounterArrival]) -> None:
+    def _sflow_counters(self, fabric: FabricGraph, counters: CounterArrivals) -> None:
         """The interval's sFlow counter samples, in the order they arrived, into their
         ports' timelines, each dated by its agent's clock."""
-        named, date = fabric.cached(_SampledPorts), self._clocks.date
-        samples = []
-        for agent, sub_agent, received, uptime_ms, sample in sorted(
-                counters, key=attrgetter("received")):
-            at = date(agent, sub_agent, received, uptime_ms)
-            if sample.interface is not None:
-                port = named(agent, sample.interface.ifindex)
-                if port is not None:
-                    samples.append(interface_sample(*port, at, sample.interface))
-        self._sampled.add_samples(INTERFACE_COUNTERS, _SAMPLED_WIDTHS, samples)
+        self._sampled.add_sflow(counters, self._clocks, fabric.cached(_sampled_ports))
 
 
-class _SampledPorts:
-    """The switch and the name of the port an sFlow agent means by an ifIndex, looked up
-    once per fabric (each port's counter samples come every interval); what no port
-    answers is not kept (anyone may send any ifIndex)."""
-
-    __slots__ = ("_fabric", "_found")
-
-    def __init__(self, fabric: FabricGraph) -> None:
-        self._fabric = fabric
-        self._found: dict[tuple[bytes, int], tuple[str, str]] = {}
-
-    def __call__(self, agent: bytes, ifindex: int) -> tuple[str, str] | None:
-        found = self._found.get((agent, ifindex))
-        if found is None:
-            port = self._fabric.indexes.port_for_sample(agent, ifindex)
-            if port is None:
-                return None
-            attrs = self._fabric.attrs(port)
-            found = self._found[agent, ifindex] = attrs["switch"], attrs["name"]
-        return found
+def _sampled_ports(fabric: FabricGraph) -> SampledPorts:
+    """The switch and name of the port each sFlow agent means by each ifIndex, once per
+    fabric (each port's counter samples come every interval)."""
+    attrs = fabric.attrs
+    return SampledPorts([(agent, ifindex, attrs(port)["switch"], attrs(port)["name"])
+                         for (agent, ifindex), port in fabric.indexes.ports_by_agent.items()])
 
 
 def _attributed(rates: dict[str, Rates], scope: Scope | None) -> dict[str, Rates]:

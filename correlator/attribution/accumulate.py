@@ -102,7 +102,8 @@ class Segment:
 
 class CounterArrival(NamedTuple):
     """A counter sample as it came: its agent, when it was received, the agent's uptime in
-    its datagram."""
+    its datagram (an :class:`Accumulator` collects them; an interval keeps them in the
+    core, :class:`~correlator._wire.CounterArrivals`)."""
 
     agent: bytes
     sub_agent: int
@@ -118,7 +119,7 @@ class Interval:
     start: float
     end: float
     segments: list[Segment]
-    counters: list[CounterArrival]
+    counters: _wire.CounterArrivals
     discards: dict[tuple[bytes, int, int, bytes, bytes], int]  # (agent, ifIndex, reason,
     # source IP, destination IP) -> samples
 
@@ -211,7 +212,8 @@ class Accumulator:
         """The interval up to ``end``; a new one starts there."""
         if self._flows:
             self._segments[-1].tables.append(pack(self._flows))
-        interval = Interval(self._start, end, self._segments, self._counters, self._discards)
+        interval = Interval(self._start, end, self._segments,
+                            _wire.CounterArrivals(self._counters), self._discards)
         self._reset(end)
         return interval
 
@@ -220,16 +222,14 @@ def merge(intervals: list[Interval]) -> Interval:
     """One interval from those of several receivers over the same span: the tables of
     segments that start at the same moment make one segment."""
     segments: dict[float, Segment] = {}
-    counters: list[CounterArrival] = []
     discards: dict[tuple[bytes, int, int, bytes, bytes], int] = {}
     for interval in intervals:
         for segment in interval.segments:
             segments.setdefault(segment.start, Segment(segment.start)).tables.extend(
                 segment.tables)
-        counters += interval.counters
         for key2, count in interval.discards.items():
             discards[key2] = discards.get(key2, 0) + count
     start = min(i.start for i in intervals)
     return Interval(start, max(i.end for i in intervals),
                     [segments[at] for at in sorted(segments)] or [Segment(start)],
-                    counters, discards)
+                    _wire.CounterArrivals.joined([i.counters for i in intervals]), discards)

@@ -24,18 +24,14 @@ operation); this module gives it the counter families of
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 
+from correlator._wire import AgentClocks, CounterArrivals, SampledPorts
 from correlator._wire import IntervalRates as _Core
 from correlator.collect.rates import OCTET_COUNTERS, PACKET_COUNTERS, Rates, Skip
-from inventory.counters import PortCounters
+from inventory.counters import INTERFACE_COUNTERS, PortCounters
 
-__all__ = ["IntervalRates", "Sample"]
-
-Sample = tuple[str, str, float, tuple[int, ...], int | None]
-"""One sFlow counter sample as :meth:`IntervalRates.add_samples` takes it: switch, port
-name, when (the agent's clock), the values of the batch's counters in order, speed (bits
-a second, None when unknown)."""
+__all__ = ["IntervalRates"]
 
 
 class IntervalRates:
@@ -75,12 +71,14 @@ class IntervalRates:
                        reading.speed_bps, reading.uptime_s, reading.last_clear,
                        reading.stamped)
 
-    def add_samples(self, names: Sequence[str], widths: Sequence[int], samples: Iterable[Sample]
-                    ) -> None:
-        """Many readings at once, each of the counters ``names`` of ``widths`` bits, dated
-        by the device (as :meth:`add` takes a ``stamped`` reading of them, without uptime
-        or last clear), in order."""
-        self._core.add_samples(list(names), list(widths), True, samples)
+    def add_sflow(self, arrivals: CounterArrivals, clocks: AgentClocks, ports: SampledPorts
+                  ) -> None:
+        """An interval's sFlow counter samples, in the order they arrived: each dated by
+        its agent's clock in ``clocks`` (:mod:`~correlator.sflow.clock`), its generic
+        interface counters (``INTERFACE_COUNTERS``) added to the port ``ports`` names for
+        its agent and ifIndex as a reading the device dated (``stamped``); those of no
+        port named are dated only (anyone may send any ifIndex)."""
+        self._core.add_sflow(list(INTERFACE_COUNTERS), arrivals, clocks, ports)
 
     def covered(self, end: float, since: float | None = None) -> bool:
         """Whether every port (read after ``since``, when given) is known at ``end``."""

@@ -10,7 +10,7 @@ the join in the Rust core.
 from __future__ import annotations
 
 from correlator import _wire
-from correlator.attribution.accumulate import CounterArrival, FlowTable, Interval, Segment
+from correlator.attribution.accumulate import FlowTable, Interval, Segment
 from correlator.sflow.records import (
     CounterSample,
     Datagram,
@@ -57,11 +57,9 @@ def decode(data: bytes) -> tuple[Datagram | None, _wire.Counts]:
 def interval(raw: _wire.IntervalTuple) -> tuple[Interval, dict[str, int]]:
     """The :class:`~correlator.attribution.accumulate.Interval` of an accumulator's
     :meth:`~correlator._wire.Accumulator.take`, and its overflow counts."""
-    start, end, raw_segments, raw_counters, raw_discards, overflow = raw
+    start, end, raw_segments, counters, raw_discards, overflow = raw
     segments = [Segment(at, [FlowTable(agents, addresses, rows)] if len(agents) > 1 else [])
                 for at, agents, addresses, rows in raw_segments]
-    counters = [CounterArrival(agent, sub_agent, at, uptime_ms, _counters(fields))
-                for agent, sub_agent, at, uptime_ms, fields in raw_counters]
     discards = {(agent, port, reason, src, dst): n
                 for agent, port, reason, src, dst, n in raw_discards}
     return Interval(start, end, segments, counters, discards), overflow

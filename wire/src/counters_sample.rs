@@ -9,7 +9,7 @@ use crate::xdr::{u32_at, u64_at, words, Items};
 pub const GENERIC_INTERFACE_COUNTERS: u32 = 1;
 pub const ETHERNET_INTERFACE_COUNTERS: u32 = 2;
 const IF_COUNTERS_LENGTH: usize = 88;
-const ETHERNET_COUNTERS_WORDS: usize = 13;
+pub const ETHERNET_COUNTERS_WORDS: usize = 13;
 
 /// The generic interface counters record (0,1), fields in the spec's order.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -25,6 +25,33 @@ pub struct InterfaceCounters {
     pub out_octets: u64,
     /// out_ucast, out_mcast, out_bcast, out_discards, out_errors, promiscuous
     pub out_counts: [u32; 6],
+}
+
+/// Reads one port counter from a generic interface record.
+pub type ReadCounter = fn(&InterfaceCounters) -> u64;
+
+/// The port counter named `name` (as `inventory/counters.py` names them) in a generic
+/// interface record, and its width: the octets are Counter64s; the packets are the sum of
+/// three Counter32s (unicast, multicast, broadcast), 32 bits wide since each of them
+/// wraps there; discards and errors are Counter32s. None for any other name.
+pub fn interface_counter(name: &str) -> Option<(ReadCounter, u32)> {
+    let found: (ReadCounter, u32) = match name {
+        "in_octets" => (|c| c.in_octets, 64),
+        "out_octets" => (|c| c.out_octets, 64),
+        "in_pkts" => (|c| packets(&c.in_counts), 32),
+        "out_pkts" => (|c| packets(&c.out_counts), 32),
+        "in_discards" => (|c| u64::from(c.in_counts[3]), 32),
+        "out_discards" => (|c| u64::from(c.out_counts[3]), 32),
+        "in_errors" => (|c| u64::from(c.in_counts[4]), 32),
+        "out_errors" => (|c| u64::from(c.out_counts[4]), 32),
+        _ => return None,
+    };
+    Some(found)
+}
+
+/// Unicast, multicast and broadcast packets of a direction's counts.
+fn packets(counts: &[u32; 6]) -> u64 {
+    counts[..3].iter().map(|&n| u64::from(n)).sum()
 }
 
 /// A counters sample (`records.CounterSample`): records it does not carry are `None`.

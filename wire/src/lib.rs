@@ -28,6 +28,7 @@ pub mod accumulate;
 pub mod admission;
 pub mod attribute;
 pub mod capture;
+pub mod clock;
 pub mod collector;
 pub mod counters_sample;
 pub mod datagram;

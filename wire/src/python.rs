@@ -14,7 +14,6 @@ use crate::admission::{Admission, Refusal, Relay};
 use crate::attribute::Row;
 use crate::capture::{Capture, OpenError, Udp};
 use crate::collector::{Closed, Collector, Totals};
-use crate::counters_sample::CounterSample;
 use crate::datagram::{self, Counts, Datagram, Level, Sample};
 use crate::discard_sample::DiscardSample;
 use crate::flow_sample::FlowSample;
@@ -31,6 +30,7 @@ use crate::route::{self, Routes};
 const ROW_FORMAT: &str = "<5I2B2x4Q";
 const ROW_SIZE: usize = 56;
 
+mod counter_samples;
 mod interval_rates;
 mod join;
 mod json_text;
@@ -96,35 +96,6 @@ fn flow<'py>(py: Python<'py>, f: &FlowSample) -> PyResult<Any<'py>> {
     )
 }
 
-fn counters<'py>(py: Python<'py>, c: &CounterSample) -> PyResult<Any<'py>> {
-    let interface = match &c.interface {
-        None => py.None().into_bound(py),
-        Some(i) => {
-            let mut items = vec![
-                any(py, i.ifindex)?,
-                any(py, i.if_type)?,
-                any(py, i.speed)?,
-                any(py, i.direction)?,
-                any(py, i.status)?,
-                any(py, i.in_octets)?,
-            ];
-            for n in i.in_counts {
-                items.push(any(py, n)?);
-            }
-            items.push(any(py, i.out_octets)?);
-            for n in i.out_counts {
-                items.push(any(py, n)?);
-            }
-            tuple(py, items)?
-        }
-    };
-    let ethernet = match &c.ethernet {
-        None => py.None().into_bound(py),
-        Some(words) => PyTuple::new(py, words)?.into_any(),
-    };
-    tuple(py, vec![any(py, c.seq)?, any(py, c.source_type)?, any(py, c.source_index)?, interface, ethernet])
-}
-
 fn discard<'py>(py: Python<'py>, d: &DiscardSample) -> PyResult<Any<'py>> {
     tuple(
         py,
@@ -147,7 +118,7 @@ fn datagram_tuple<'py>(py: Python<'py>, d: &Datagram) -> PyResult<Any<'py>> {
     for s in &d.samples {
         let (kind, fields) = match s {
             Sample::Flow(f) => ("flow", flow(py, f)?),
-            Sample::Counters(c) => ("counters", counters(py, c)?),
+            Sample::Counters(c) => ("counters", counter_samples::sample_tuple(py, c)?),
             Sample::Discard(x) => ("discard", discard(py, x)?),
         };
         samples.append((kind, fields))?;
@@ -200,7 +171,7 @@ fn counts_dict<'py>(py: Python<'py>, c: &Counts) -> PyResult<Bound<'py, PyDict>>
     Ok(out)
 }
 
-fn interval_tuple<'py>(py: Python<'py>, interval: &Interval) -> PyResult<Any<'py>> {
+fn interval_tuple<'py>(py: Python<'py>, interval: Interval) -> PyResult<Any<'py>> {
     let segments = PyList::empty(py);
     for segment in &interval.segments {
         let agents = PyList::empty(py);
@@ -228,10 +199,7 @@ fn interval_tuple<'py>(py: Python<'py>, interval: &Interval) -> PyResult<Any<'py
         })?;
         segments.append((segment.start, agents, addresses, rows))?;
     }
-    let counter_list = PyList::empty(py);
-    for (agent, sub_agent, at, uptime_ms, sample) in &interval.counters {
-        counter_list.append((addr(py, agent), *sub_agent, *at, *uptime_ms, counters(py, sample)?))?;
-    }
+    let counters = Bound::new(py, counter_samples::PyCounterArrivals { items: interval.counters })?;
     let discards = PyList::empty(py);
     for ((agent, port, reason, src, dst), n) in &interval.discards {
         discards.append((addr(py, agent), *port, *reason, addr(py, src), addr(py, dst), *n))?;
@@ -246,7 +214,7 @@ fn interval_tuple<'py>(py: Python<'py>, interval: &Interval) -> PyResult<Any<'py
             any(py, interval.start)?,
             any(py, interval.end)?,
             segments.into_any(),
-            counter_list.into_any(),
+            counters.into_any(),
             discards.into_any(),
             overflow.into_any(),
         ],
@@ -302,7 +270,7 @@ impl PyAccumulator {
     }
 
     fn take<'py>(&mut self, py: Python<'py>, end: f64) -> PyResult<Any<'py>> {
-        interval_tuple(py, &self.inner.take(end))
+        interval_tuple(py, self.inner.take(end))
     }
 
     fn take_counts<'py>(&mut self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
@@ -338,8 +306,9 @@ fn totals_dict<'py>(py: Python<'py>, t: &Totals) -> PyResult<Bound<'py, PyDict>>
     Ok(out)
 }
 
-fn closed_tuple<'py>(py: Python<'py>, closed: &Closed) -> PyResult<Any<'py>> {
-    tuple(py, vec![interval_tuple(py, &closed.interval)?, totals_dict(py, &closed.totals)?.into_any()])
+fn closed_tuple<'py>(py: Python<'py>, closed: Closed) -> PyResult<Any<'py>> {
+    let totals = totals_dict(py, &closed.totals)?.into_any();
+    tuple(py, vec![interval_tuple(py, closed.interval)?, totals])
 }
 
 fn peek_dict<'py>(
@@ -541,7 +510,7 @@ impl PyCollector {
     fn close<'py>(&mut self, py: Python<'py>, now: f64) -> PyResult<Bound<'py, PyList>> {
         let closed = self.ask(py, |reply| Request::Close(now, reply), |c| c.close(now))?;
         let out = PyList::empty(py);
-        for c in &closed {
+        for c in closed {
             out.append(closed_tuple(py, c)?)?;
         }
         Ok(out)
@@ -549,7 +518,7 @@ impl PyCollector {
 
     fn take<'py>(&mut self, py: Python<'py>, end: f64) -> PyResult<Any<'py>> {
         let closed = self.ask(py, |reply| Request::Take(end, reply), |c| c.take(end))?;
-        closed_tuple(py, &closed)
+        closed_tuple(py, closed)
     }
 
     fn peek<'py>(&mut self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
@@ -791,6 +760,9 @@ fn _wire(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<join::PyJoined>()?;
     m.add_class::<timeline::PyCounterTimeline>()?;
     m.add_class::<interval_rates::PyIntervalRates>()?;
+    m.add_class::<counter_samples::PyCounterArrivals>()?;
+    m.add_class::<counter_samples::PySampledPorts>()?;
+    m.add_class::<counter_samples::PyAgentClocks>()?;
     m.add_class::<PyInlet>()?;
     m.add("DROPS", route::Cause::ALL.map(route::Cause::name))?;
     m.add_class::<PyCapture>()?;

@@ -5,9 +5,11 @@ seldom, implausible increases, kept spans), one at a time and in sFlow batches."
 
 import random
 
+from correlator._wire import AgentClocks, CounterArrivals, SampledPorts
 from correlator.collect.interval_rates import IntervalRates
 from inventory.counters import INTERFACE_COUNTERS, PortCounters
 from tests.collect_oracle import interval_rates as oracle
+from tests.sflow_oracle import clock as clock_oracle
 
 ROUNDS = 300
 NAMES = (*INTERFACE_COUNTERS, "pfc_rx_pause/3", "queue_tx_pkts/UC3", "temperature")
@@ -108,29 +110,67 @@ def test_every_port_s_rates_are_the_pythons_bit_for_bit():
 
 
 def test_sflow_batches_give_the_rates_of_their_readings_one_at_a_time():
-    """Counter samples handed over an interval at a time rate as the same readings added
-    one by one (stamped, the sFlow widths)."""
+    """An interval's counter samples handed over at once, shuffled as several receivers
+    would hand them (the core puts them in arrival order, dates each by its agent's clock
+    and names its port), rate as the same readings added one by one: each the generic
+    interface record's counters (packets: the three casts summed, 32 bits wide), dated by
+    the oracle's clock, stamped. Samples of ports no one named and samples without the
+    record are dated only; their datagrams still teach the clock."""
     rng = random.Random(20)
     rust, python = IntervalRates(), oracle.IntervalRates()
+    clocks, oracle_clocks = AgentClocks(), clock_oracle.AgentClocks()
+    agents = [bytes([192, 0, 2, n]) for n in range(1, 5)]
+    ports = {(agents[n % 4], n): (f"leaf{n % 4:02}", f"Ethernet{n}") for n in range(1, 41)}
+    named = SampledPorts([(agent, ifindex, *port) for (agent, ifindex), port in ports.items()
+                          if ifindex != 40])  # Ethernet40's samples name no port
     widths = [WIDTHS.get(name, 64) for name in INTERFACE_COUNTERS]
-    ports = [(f"leaf{n % 4:02}", f"Ethernet{n}") for n in range(40)]
     values = {port: [rng.randrange(2 ** w) for w in widths] for port in ports}
-    speeds = {port: rng.choice((None, 10**9, 10**11)) for port in ports}
+    speeds = {port: rng.choice((0, 10**9, 10**11)) for port in ports}
+    boot = {agent: rng.uniform(-1e5, 0) for agent in agents}
     for interval in range(30):
-        samples = []
-        for at in sorted(interval * 10.0 + rng.uniform(0, 10) for _ in range(80)):
-            port = rng.choice(ports)
+        arrivals = []  # each with the values its record carries
+        for sent in sorted(interval * 10.0 + rng.uniform(0, 10) for _ in range(80)):
+            agent, ifindex = port = rng.choice(list(ports))
             counted = values[port] = [
                 (v + int(rng.choice((0, 1e3, 1e7, 1e9)) * rng.random())) % 2 ** w
                 if rng.random() < 0.95 else rng.randrange(v + 1)
                 for v, w in zip(values[port], widths, strict=True)]
-            samples.append((*port, at, tuple(counted), speeds[port]))
-            python.add(PortCounters(*port, at, dict(zip(INTERFACE_COUNTERS, counted,
-                                                        strict=True)),
-                                    WIDTHS, speed_bps=speeds[port], stamped=True))
-        rust.add_samples(INTERFACE_COUNTERS, widths, samples)
+            uptime_ms = int((sent - boot[agent]) * 1000)
+            received = sent + rng.expovariate(50.0)
+            arrivals.append(((agent, 0, received, uptime_ms,
+                              _sample(rng, ifindex, counted, speeds[port])), counted))
+        arrivals.sort(key=lambda a: a[0][2])
+        for (agent, sub_agent, received, uptime_ms, sample), counted in arrivals:
+            at = oracle_clocks.date(agent, sub_agent, received, uptime_ms)
+            port = (agent, sample[2])
+            if sample[3] is not None and port[1] != 40:
+                python.add(PortCounters(*ports[port], at, dict(zip(INTERFACE_COUNTERS, counted,
+                                                                   strict=True)),
+                                        WIDTHS, speed_bps=speeds[port] or None, stamped=True))
+        rng.shuffle(arrivals)
+        rust.add_sflow(CounterArrivals(arrival for arrival, _ in arrivals), clocks, named)
         start = interval * 10.0 - 10.0
-        for ports_asked in (None, [f"port:{s}/{p}" for s, p in ports[:5]]):
+        for ports_asked in (None, [f"port:leaf0{n % 4}/Ethernet{n}" for n in range(1, 6)]):
             assert _written(rust.rates(start, start + 10.0, ports_asked)) == \
                 _written(python.rates(start, start + 10.0, ports_asked))
         assert rust.covered(start + 10.0) == python.covered(start + 10.0)
+    assert "port:leaf00/Ethernet40" not in rust.rates(0.0, 290.0)
+
+
+def _sample(rng: random.Random, ifindex: int, counted: list[int], speed: int) -> tuple:
+    """A counters sample (``CounterTuple``) carrying ``counted`` (INTERFACE_COUNTERS in
+    order): the packets split at random among unicast, multicast and broadcast; one in
+    ten without its generic interface record."""
+    if rng.random() < 0.1:
+        return (rng.randrange(2**32), 0, ifindex, None, None)
+    in_octets, out_octets, in_pkts, out_pkts, in_discards, out_discards, in_errors, \
+        out_errors = counted
+    record = (ifindex, 6, speed, 1, 3, in_octets, *_split(rng, in_pkts), in_discards,
+              in_errors, 0, out_octets, *_split(rng, out_pkts), out_discards, out_errors, 0)
+    return (rng.randrange(2**32), 0, ifindex, record, None)
+
+
+def _split(rng: random.Random, packets: int) -> tuple[int, int, int]:
+    multicast = rng.randrange(packets + 1) if rng.random() < 0.3 else 0
+    broadcast = rng.randrange(packets - multicast + 1) if rng.random() < 0.3 else 0
+    return packets - multicast - broadcast, multicast, broadcast

@@ -70,6 +70,7 @@ def test_the_receiver_gives_the_kernels_arrival_time_not_the_read_time():
             receiver.close()
 
     parts, before, sent, read = asyncio.run(run())
-    counters = [(c.sample.seq, c.received) for interval, _ in parts for c in interval.counters]
+    counters = [(seq, received) for interval, _ in parts  # (agent, sub-agent, received,
+                for _, _, received, _, (seq, *_) in interval.counters]  # uptime, sample)
     assert [seq for seq, _ in counters] == [1, 2, 3]
     assert all(before <= at <= sent < read for _, at in counters), (before, counters, sent)

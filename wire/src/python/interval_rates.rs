@@ -1,13 +1,16 @@
 //! Every port's interval rates for Python (`correlator/collect/interval_rates.py`): the
 //! core's [`IntervalRates`] by port ID and counter name, an interval's sFlow counter
-//! samples in one call, and the `Rates` of a span made here.
+//! samples in one call (dated and named here), and the `Rates` of a span made here.
 
+use std::cmp::Ordering;
 use std::collections::HashMap;
 
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyIterator, PyString, PyTuple};
 
+use super::counter_samples::{Arrival, PyAgentClocks, PyCounterArrivals, PySampledPorts};
 use super::{any, Any};
+use crate::counters_sample::interface_counter;
 use crate::interval_rates::{Family, IntervalRates, NoBounds, Reading, Skip};
 
 /// A port as Python names it: its ID (`port:{switch}/{port}`), switch and name.
@@ -197,36 +200,37 @@ impl PyIntervalRates {
         Ok(())
     }
 
-    fn add_samples(
+    fn add_sflow(
         &mut self,
         py: Python<'_>,
         names: Vec<String>,
-        widths: Vec<u32>,
-        stamped: bool,
-        samples: &Bound<'_, PyAny>,
+        arrivals: &Bound<'_, PyCounterArrivals>,
+        clocks: &Bound<'_, PyAgentClocks>,
+        ports: &Bound<'_, PySampledPorts>,
     ) -> PyResult<()> {
-        let ids: Vec<usize> = names.iter().map(|name| self.name_id(py, name)).collect();
-        for sample in PyIterator::from_object(samples)? {
-            let sample = sample?;
-            let sample = sample.cast::<PyTuple>()?;
-            let id = self.port_id(sample.get_item(0)?.cast()?, sample.get_item(1)?.cast()?)?;
-            let values = sample.get_item(3)?;
-            let values = values.cast::<PyTuple>()?;
-            if values.len() != ids.len() {
-                return Err(pyo3::exceptions::PyValueError::new_err("a sample's values are not one a name"));
-            }
-            let mut counted = Vec::with_capacity(ids.len());
-            for ((&name, &width), value) in ids.iter().zip(&widths).zip(values.iter()) {
-                counted.push((name, i128::from(value.extract::<u64>()?), width));
-            }
-            let reading = Reading {
-                at: sample.get_item(2)?.extract()?,
-                values: counted,
-                speed: sample.get_item(4)?.extract()?,
-                uptime: None,
-                last_clear: None,
-                stamped,
-            };
+        let mut counters = Vec::with_capacity(names.len());
+        for name in &names {
+            let (read, width) = interface_counter(name).ok_or_else(|| {
+                pyo3::exceptions::PyValueError::new_err(format!("no sFlow interface counter {name:?}"))
+            })?;
+            counters.push((self.name_id(py, name), read, width));
+        }
+        let arrivals = &arrivals.get().items;
+        let mut order: Vec<&Arrival> = arrivals.iter().collect();
+        order.sort_by(|a, b| a.2.partial_cmp(&b.2).unwrap_or(Ordering::Equal));
+        let clocks = &mut clocks.borrow_mut().core;
+        let ports = &ports.get().ports;
+        for (agent, sub_agent, received, uptime_ms, sample) in order {
+            let at = clocks.date(*agent, *sub_agent, *received, *uptime_ms);
+            let Some(interface) = &sample.interface else { continue };
+            let Some((switch, port)) = ports.get(&(*agent, interface.ifindex)) else { continue };
+            let id = self.port_id(switch.bind(py), port.bind(py))?;
+            let values = counters
+                .iter()
+                .map(|&(name, read, width)| (name, i128::from(read(interface)), width))
+                .collect();
+            let speed = (interface.speed != 0).then_some(interface.speed);
+            let reading = Reading { at, values, speed, uptime: None, last_clear: None, stamped: true };
             self.core.add(id, &reading);
         }
         Ok(())
