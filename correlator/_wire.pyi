@@ -89,7 +89,11 @@ def exposition(parts: list[bytes | SeriesLines]) -> bytes:
 Z95: float
 """The normal quantile of a 95 % interval."""
 FEW_SAMPLES: int
-"""Below this many samples the normal approximation of a group's bytes is not trusted."""
+"""Below this many samples the normal approximation of a group's bytes is not trusted
+(nor, for a link direction, its 95 % bound to judge the counters)."""
+CHECKS: tuple[str, str, str]
+"""What a link direction's counters say against its samples: not checked (``""``: none,
+or fewer than ``FEW_SAMPLES`` samples), agree (``ok``), ``outside`` the bound."""
 OTHER: str
 """The name of the group a table's cut leaves over."""
 
@@ -272,10 +276,11 @@ class Collector:
         """End the receiving thread (what it counted stays); nothing when not receiving."""
 
 
-LinkTuple = tuple[int, int, int, int, int, list[tuple[int, int]]]
-"""One link direction of a join: port id, direction index (``DIRECTIONS``), samples,
-estimated bytes, their variance (exact integers), samples per traffic index (``TRAFFIC``,
-non-zero only)."""
+LinkTuple = tuple[int, str, int, float, dict[str, int], str, tuple[Share, ...],
+                  tuple[Share, ...], tuple[Share, ...], tuple[Share, ...], tuple[Share, ...]]
+"""One link direction of a join: port id, direction (``DIRECTIONS``), samples, estimated
+bytes, samples per traffic class (``TRAFFIC``, non-zero only, by name), the counter check
+(``CHECKS``), the shares of its tenants, jobs, pods, pairs and throttled jobs."""
 Counters = tuple[float, tuple[float, float] | None, bool]
 """A link direction's counter bytes, the least and most its readings allow (or None),
 and whether they are disputed (see :class:`correlator.attribution.estimate.Counters`)."""
@@ -295,27 +300,20 @@ class Join:
                  claims: list[tuple[bytes, float, float | None, int]],
                  pods: list[str], jobs: list[str], tenants: list[str]) -> None: ...
 
-    def attribute(self, segments: list[SegmentTuple], top: int
-                  ) -> tuple[Joined, list[LinkTuple], list[tuple[bytes, int, int]], int]:
+    def attribute(self, segments: list[SegmentTuple], top: int,
+                  counters: dict[tuple[int, int], tuple[float, tuple[float, float] | None]]
+                  ) -> tuple[list[LinkTuple], list[tuple[bytes, int, int]], int]:
         """Every row of ``segments`` joined at its segment's start and summed per link
         direction by sender tenant, job and pod, by (sender job, receiver job) and by the
         receiver job of its CNPs (throttled), each table ranked largest first (ties by
-        name), pods, pairs and throttled jobs cut to ``top``: the tables, the link
-        directions in the same order, the samples of ports the fabric does not know as
+        name), pods, pairs and throttled jobs cut to ``top``, and made into shares as
+        :func:`shares` makes them (the cut's rest named ``other``): apportioned from the
+        direction's ``counters`` by (port id, direction index) when given (its counter
+        bytes, the least and most its readings allow), unless they lie beyond the
+        estimate's 95 % bound (``outside`` of ``CHECKS``: then disputed), the throttled
+        jobs among the CNPs alone. Then the samples of ports the fabric does not know as
         (agent, ifIndex, samples), and the samples whose source nobody owned. Raises
         ValueError on rows that are not whole or name an index beyond their tables."""
-
-
-class Joined:
-    """The tables of one :meth:`Join.attribute`, kept for their shares."""
-
-    def shares(self, link: int, counters: Counters | None
-               ) -> tuple[tuple[Share, ...], tuple[Share, ...], tuple[Share, ...],
-                          tuple[Share, ...], tuple[Share, ...]]:
-        """The shares of the ``link``-th direction's tenants, jobs, pods, pairs
-        (``a -> b``) and throttled jobs, made as :func:`shares` makes them (the cut's rest
-        named ``other``): the first four apportioned from ``counters`` when given, the
-        throttled jobs among the CNPs alone. IndexError for a link it does not have."""
 
 
 class CounterTimeline:

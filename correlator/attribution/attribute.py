@@ -4,9 +4,10 @@ Samples name a port by (sFlow agent, ifIndex); their addresses name pod interfac
 through the IP index at the segment's start time. That join runs in the Rust core over
 the interval's packed flow tables (:mod:`correlator.attribution.join`): it sums each
 link direction by sender tenant, job and pod, by (sender job, receiver job) and by
-throttled job, in exact integers, and keeps the tables; here each direction's counters
-are read and checked, and the core apportions its tables by them (the shares of
-:mod:`correlator.attribution.estimate`), named. Traffic is
+throttled job, in exact integers; here each direction's counters are read from its
+port's rates and handed in, and the core checks them and apportions the direction's
+tables by them as it finishes it (the shares of :mod:`correlator.attribution.estimate`),
+named. Traffic is
 attributed to its *sender* (the source address); the (source job, destination job) pairs
 keep the other end. An address no pod interface owned goes to ``unattributed``. CNPs are
 also counted by the job they throttle (the CNP's destination): those are the senders
@@ -18,22 +19,23 @@ A port with counters but no samples still gets its :class:`LinkTraffic`, which s
 listed per link direction up to ``top_pods``, the rest summed as ``other``: a link
 carrying thousands of pairs gives a bounded answer.
 
-Counter bytes are checked against the samples (:func:`counter_check`): where they lie
-outside the sampled estimate's 95 % bound, the counters are not trusted for that
-interval: a group's bytes are the sampled estimate, within the hull of the estimate's own
-95 % interval and the interval apportioned from the counters.
+Counter bytes are checked against the samples: where they lie beyond
+``estimated ± 1.96·sqrt(variance)`` (the sampled estimate's 95 % bound; with at least
+``FEW_SAMPLES``, 30, samples: fewer and the normal bound is not trusted to judge them),
+the counters are not trusted for that interval: a group's bytes are the sampled estimate,
+within the hull of the estimate's own 95 % interval and the interval apportioned from the
+counters. An estimate of 900 B with a variance of 2,500 B² has the bound 900 ± 97.998 B:
+counters of 997.9 B agree (``ok``), 998.0 B are ``outside``.
 """
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import NamedTuple
 
 from correlator import _wire
 from correlator.attribution.accumulate import IN, Interval
-from correlator.attribution.estimate import FEW_SAMPLES, Z95, Counters, Share
+from correlator.attribution.estimate import Share
 from correlator.attribution.join import (
     NO_JOB,
     NO_TENANT,
@@ -45,13 +47,10 @@ from correlator.sflow.records import address_text
 from topology.graph import FabricGraph
 
 __all__ = ["CHECKED", "NO_JOB", "NO_TENANT", "OUTSIDE", "UNATTRIBUTED", "Attribution",
-           "LinkTraffic", "attribute", "counter_check"]
+           "LinkTraffic", "attribute"]
 
 CNP = "roce-cnp"
-CHECKED, OUTSIDE = "ok", "outside"  # LinkTraffic.counter_check, "" when not checked
-MIN_CHECK_SAMPLES = FEW_SAMPLES
-"""Fewer samples than this and the estimate's normal bound is not trusted to judge the
-counters."""
+_, CHECKED, OUTSIDE = _wire.CHECKS  # LinkTraffic.counter_check, "" when not checked
 
 
 @dataclass(frozen=True, slots=True)
@@ -111,92 +110,58 @@ def attribute(fabric: FabricGraph, interval: Interval, rates: Mapping[str, Rates
     """Resolve and apportion ``interval``; ``rates`` by port ID give the exact bytes."""
     rates = rates or {}
     join = fabric_join(fabric)
-    joined, found, unknown_rows, unattributed = join.core.attribute(
+    start, seconds, peer = interval.start, interval.seconds, fabric.peer
+    exact, counted = _read(rates, seconds, join.ids)
+    found, unknown_rows, unattributed = join.core.attribute(
         [(segment.start, *table) for segment in interval.segments for table in segment.tables],
-        top_pods)
+        top_pods, counted)
     links = []
-    for link, (port_id, direction, samples, estimated, variance, traffic) in enumerate(found):
+    for (port_id, direction, samples, estimated, traffic, check, tenants, jobs, pods, pairs,
+         throttled) in found:
         port = join.ports[port_id]
-        links.append(_link(fabric, port, _DIRECTIONS[direction], interval, rates.get(port),
-                           _Sampled(joined, link, samples, float(estimated), float(variance),
-                                    {_TRAFFIC[i]: n for i, n in traffic})))
+        counter_bytes, utilization = exact.get((port, direction), _UNCOUNTED)
+        links.append(LinkTraffic(port, direction, peer(port) or "", start, seconds, samples,
+                                 estimated, counter_bytes, utilization, tenants, jobs, pods,
+                                 pairs, traffic, throttled, check))
     sampled = {(link.port, link.direction) for link in links}
-    for port, port_rates in rates.items():
-        for direction in _DIRECTIONS:
-            if (port, direction) not in sampled and port in fabric.graph:
-                links.append(_link(fabric, port, direction, interval, port_rates, None))
+    for (port, direction), (counter_bytes, utilization) in exact.items():
+        if (port, direction) not in sampled and port in fabric.graph:
+            links.append(LinkTraffic(port, direction, peer(port) or "", start, seconds, 0, 0.0,
+                                     counter_bytes, utilization, (), (), (), (), {}, (), ""))
     links.sort(key=lambda link: (link.port, link.direction))
     unknown = {f"{address_text(agent)}:{ifindex}": samples
                for agent, ifindex, samples in sorted(unknown_rows)}
-    return Attribution(interval.start, interval.seconds, tuple(links), unknown, unattributed)
+    return Attribution(start, seconds, tuple(links), unknown, unattributed)
 
 
 _DIRECTIONS = tuple(_wire.DIRECTIONS)
-_TRAFFIC = tuple(_wire.TRAFFIC)
+_UNCOUNTED = (None, None)  # a direction's counter bytes and utilization without rates
 
 
-class _Sampled(NamedTuple):
-    """What the core's join summed for one link direction (its ``link`` place in
-    ``joined``): samples, estimated bytes and their variance, samples per traffic class."""
-
-    joined: _wire.Joined
-    link: int
-    samples: int
-    estimated: float
-    variance: float
-    traffic: dict[str, int]
-
-
-def _link(fabric: FabricGraph, port: str, direction: str, interval: Interval,
-          rates: Rates | None, sampled: _Sampled | None) -> LinkTraffic:
-    counter_bytes, utilization = _exact(rates, direction, interval.seconds)
-    samples, estimated, variance = sampled[2:5] if sampled is not None else (0, 0.0, 0.0)
-    check = counter_check(counter_bytes, samples, estimated, variance)
-    counters = None if counter_bytes is None else Counters(
-        counter_bytes, _known(rates, direction, interval.seconds), check == OUTSIDE)
-    tenants, jobs, pods, pairs, throttled = _NO_SHARES if sampled is None else \
-        sampled.joined.shares(sampled.link, counters)
-    return LinkTraffic(port, direction, fabric.peer(port) or "", interval.start,
-                       interval.seconds, samples, estimated, counter_bytes, utilization,
-                       tenants, jobs, pods, pairs,
-                       dict(sorted(sampled.traffic.items())) if sampled is not None else {},
-                       throttled, check)
+def _read(rates: Mapping[str, Rates], seconds: float, ids: Mapping[str, int]
+          ) -> tuple[dict[tuple[str, str], tuple[float | None, float | None]],
+                     dict[tuple[int, int], tuple[float, tuple[float, float] | None]]]:
+    """Each direction of each rated port: its counter bytes and utilization by (port ID,
+    direction), and what the core checks and apportions by, for the ports of the join
+    (``ids``) whose counters count bytes, by (port id, direction index): the counter
+    bytes and the least and the most the readings allow."""
+    exact, counted = {}, {}
+    for port, port_rates in rates.items():
+        for index, direction in enumerate(_DIRECTIONS):
+            found = exact[port, direction] = _exact(port_rates, direction, seconds)
+            if found[0] is not None and port in ids:
+                counted[ids[port], index] = (found[0], _known(port_rates, direction, seconds))
+    return exact, counted
 
 
-_NO_SHARES: tuple[tuple[Share, ...], ...] = ((),) * 5
-
-
-def counter_check(counter_bytes: float | None, samples: int, estimated: float,
-                  variance: float) -> str:
-    """Whether a direction's counter bytes agree with its samples: ``outside`` when they
-    lie beyond ``estimated ± 1.96·sqrt(variance)`` (the sampled estimate's 95 % bound),
-    ``ok`` inside it, ``""`` without counters or with fewer than
-    :data:`MIN_CHECK_SAMPLES` samples.
-
-    An estimate of 900 B with a variance of 2,500 B² has the bound 900 ± 97.998 B
-    (1.96 x 50):
-
-    >>> counter_check(997.9, 30, 900.0, 2500.0), counter_check(998.0, 30, 900.0, 2500.0)
-    ('ok', 'outside')
-    >>> counter_check(999.0, 29, 900.0, 2500.0), counter_check(None, 30, 900.0, 2500.0)
-    ('', '')
-    """
-    if counter_bytes is None or samples < MIN_CHECK_SAMPLES:
-        return ""
-    return OUTSIDE if abs(counter_bytes - estimated) > Z95 * math.sqrt(variance) else CHECKED
-
-
-def _known(rates: Rates | None, direction: str, seconds: float
-           ) -> tuple[float, float] | None:
+def _known(rates: Rates, direction: str, seconds: float) -> tuple[float, float] | None:
     """The least and the most bytes the counters allow the direction in the interval."""
-    found = rates.octets_range(direction) if rates is not None else None
+    found = rates.octets_range(direction)
     return (found[0] * seconds, found[1] * seconds) if found else None
 
 
-def _exact(rates: Rates | None, direction: str, seconds: float
-           ) -> tuple[float | None, float | None]:
-    if rates is None:
-        return None, None
+def _exact(rates: Rates, direction: str, seconds: float) -> tuple[float | None, float | None]:
+    """The direction's bytes by the counters over the interval, and its utilization."""
     counter = "in_octets" if direction == IN else "out_octets"
     per_second = rates.per_second.get(counter)
     utilization = rates.in_utilization if direction == IN else rates.out_utilization

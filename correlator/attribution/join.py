@@ -4,8 +4,8 @@ ports, pod interfaces' owners and every address's owners over time, as integer i
 Built once per fabric (a new snapshot, or new IP ownership, is a new fabric): the core
 then resolves each flow-table row of an interval, sums it per link direction and ranks
 its tenants, jobs, pods, job pairs and throttled jobs (largest first, ties by name; pair names
-``a -> b`` sort as (a, b) since no name holds a character below the space); Python reads
-each link direction's shares back, named.
+``a -> b`` sort as (a, b) since no name holds a character below the space) and hands each
+link direction back with its shares, named.
 """
 
 from __future__ import annotations
@@ -25,10 +25,11 @@ NOBODY = Owner(UNATTRIBUTED, UNATTRIBUTED, UNATTRIBUTED)
 @dataclass(frozen=True, slots=True)
 class FabricJoin:
     """The core's index of one fabric (which holds the pods', jobs' and tenants' names),
-    and the port node IDs behind its port ids."""
+    the port node IDs behind its port ids, and the port ids by node ID."""
 
     core: _wire.Join
     ports: list[str]
+    ids: dict[str, int]
 
 
 def fabric_join(fabric: FabricGraph) -> FabricJoin:
@@ -66,4 +67,4 @@ def _build(fabric: FabricGraph) -> FabricJoin:
     pods, jobs, tenants = (list(ids) for ids in names)
     core = _wire.Join(port_rows, owner_rows, claims, pods, jobs,  # type: ignore[arg-type]
                       tenants)
-    return FabricJoin(core, list(ports))
+    return FabricJoin(core, list(ports), ports)

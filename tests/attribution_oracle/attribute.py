@@ -2,12 +2,14 @@
 (:mod:`correlator.attribution.join`): each flow key's addresses resolved through the IP
 index at the segment's start, summed per link direction by name, each table ranked and
 cut (:func:`tests.attribution_oracle.estimate.rank`) and apportioned by the Python method
-(:func:`tests.attribution_oracle.estimate.apportion`). Reading and checking a direction's
-counters is the product's (:func:`correlator.attribution.attribute.counter_check`).
+(:func:`tests.attribution_oracle.estimate.apportion`), each direction's counters checked
+against its samples here (:func:`counter_check`, as the core checks them). Reading a
+direction's counters from its port's rates is the product's.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
@@ -22,9 +24,8 @@ from correlator.attribution.attribute import (
     LinkTraffic,
     _exact,
     _known,
-    counter_check,
 )
-from correlator.attribution.estimate import Counters, Ranked, Share
+from correlator.attribution.estimate import FEW_SAMPLES, Z95, Counters, Ranked, Share
 from correlator.collect.rates import Rates
 from correlator.sflow.records import address_text
 from tests.attribution_oracle.estimate import apportion, rank
@@ -55,10 +56,12 @@ class _Sums:
         def ranked(table: dict[str, list[int]], cut: int | None = None) -> Ranked:
             return rank({k: tuple(v) for k, v in table.items()}, cut)  # type: ignore[misc]
 
-        counter_bytes, utilization = _exact(rates, direction, interval.seconds)
+        counter_bytes, utilization = _exact(rates, direction, interval.seconds) \
+            if rates is not None else (None, None)
         check = counter_check(counter_bytes, self.samples, self.estimated, self.variance)
         counters = None if counter_bytes is None else Counters(
-            counter_bytes, _known(rates, direction, interval.seconds), check == OUTSIDE)
+            counter_bytes, _known(rates, direction, interval.seconds),  # type: ignore[arg-type]
+            check == OUTSIDE)
 
         def shares(table: dict[str, list[int]], cut: int | None = None,
                    by: Counters | None = counters) -> tuple[Share, ...]:
@@ -129,3 +132,12 @@ def _sum(table: dict[str, list[int]], name: str, sums: tuple[int, int, int, int]
     found = table.setdefault(name, [0, 0, 0, 0])
     for i in range(4):
         found[i] += sums[i]
+
+
+def counter_check(counter_bytes: float | None, samples: int, estimated: float,
+                  variance: float) -> str:
+    """``outside`` when ``counter_bytes`` lie beyond ``estimated ± Z95·sqrt(variance)``,
+    ``ok`` inside, ``""`` without counters or with fewer than ``FEW_SAMPLES`` samples."""
+    if counter_bytes is None or samples < FEW_SAMPLES:
+        return ""
+    return OUTSIDE if abs(counter_bytes - estimated) > Z95 * math.sqrt(variance) else "ok"

@@ -757,7 +757,6 @@ fn _wire(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<PyAccumulator>()?;
     m.add_class::<PyCollector>()?;
     m.add_class::<join::PyJoin>()?;
-    m.add_class::<join::PyJoined>()?;
     m.add_class::<timeline::PyCounterTimeline>()?;
     m.add_class::<interval_rates::PyIntervalRates>()?;
     m.add_class::<counter_samples::PyCounterArrivals>()?;
@@ -769,6 +768,7 @@ fn _wire(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("ROW_FORMAT", ROW_FORMAT)?;
     m.add("Z95", crate::share::Z95)?;
     m.add("FEW_SAMPLES", crate::share::FEW_SAMPLES)?;
+    m.add("CHECKS", PyTuple::new(m.py(), crate::share::Check::NAMES)?)?;
     m.add("OTHER", join::OTHER)?;
     m.add("TRAFFIC", Traffic::ALL.map(Traffic::name))?;
     m.add("DIRECTIONS", [accumulate::Direction::In.name(), accumulate::Direction::Out.name()])?;

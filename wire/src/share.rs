@@ -153,6 +153,42 @@ pub fn share_of(group: Sums, total: Sums, exact: Option<f64>) -> Share {
     Share { share, share_low, share_high, bytes, low: max(0.0, estimated - margin), high: estimated + margin }
 }
 
+/// What a link direction's counter bytes say against its samples.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Check {
+    /// No counters, or fewer than [`FEW_SAMPLES`] samples to judge them by.
+    Unchecked,
+    /// Within the sampled estimate's 95 % bound.
+    Agrees,
+    /// Beyond it: the counters are not trusted for the interval.
+    Outside,
+}
+
+impl Check {
+    /// The names Python reads (`LinkTraffic.counter_check`), in this order.
+    pub const NAMES: [&'static str; 3] = ["", "ok", "outside"];
+
+    pub fn name(self) -> &'static str {
+        Check::NAMES[self as usize]
+    }
+}
+
+/// Whether `counter_bytes` agree with `samples` samples estimating `estimated` bytes with
+/// `variance`: outside when they lie beyond `estimated ± Z95·sqrt(variance)` (the
+/// integers as floats, rounded to nearest, as Python's `float` rounds them).
+pub fn counter_check(counter_bytes: Option<f64>, samples: u64, estimated: u128, variance: u128) -> Check {
+    match counter_bytes {
+        Some(counted) if u128::from(samples) >= FEW_SAMPLES => {
+            if (counted - float(estimated)).abs() > Z95 * float(variance).sqrt() {
+                Check::Outside
+            } else {
+                Check::Agrees
+            }
+        }
+        _ => Check::Unchecked,
+    }
+}
+
 /// Every group's share of `total`, in order: apportioned from `counters` when given,
 /// each stretched to what the readings allow (`known`), and when the counters are
 /// disputed the estimate within the hull of both.
@@ -191,6 +227,18 @@ mod tests {
 
     fn round(x: f64, digits: i32) -> f64 {
         (x * 10f64.powi(digits)).round() / 10f64.powi(digits)
+    }
+
+    #[test]
+    fn counters_are_checked_against_the_estimates_bound() {
+        // 900 B estimated, variance 2,500 B²: 900 ± 97.998 B (1.96 x 50)
+        assert_eq!(counter_check(Some(997.9), 30, 900, 2500), Check::Agrees);
+        assert_eq!(counter_check(Some(802.1), 30, 900, 2500), Check::Agrees);
+        assert_eq!(counter_check(Some(998.0), 30, 900, 2500), Check::Outside);
+        assert_eq!(counter_check(Some(801.9), 30, 900, 2500), Check::Outside);
+        assert_eq!(counter_check(Some(999.0), 29, 900, 2500), Check::Unchecked);
+        assert_eq!(counter_check(None, 30, 900, 2500), Check::Unchecked);
+        assert_eq!(Check::Outside.name(), "outside");
     }
 
     #[test]

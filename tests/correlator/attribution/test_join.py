@@ -156,4 +156,4 @@ def test_the_core_refuses_damaged_flow_rows(handed_over, damage, message):
     assert len(table.rows) % 56 == 0 and len(table.rows) > 56
     segments = [(interval.start, table.agents, table.addresses, damage(table.rows))]
     with pytest.raises(ValueError, match=message):
-        fabric_join(handed_over).core.attribute(segments, 10)
+        fabric_join(handed_over).core.attribute(segments, 10, {})

@@ -1,18 +1,18 @@
 //! The join of an interval's flow tables to the fabric, and the shares of what it summed,
-//! for Python (`correlator/attribution/attribute.py`): a link direction's tables stay
-//! here, ranked and cut, until Python asks for their shares with the direction's
-//! counters; they come back named, as `Share`s.
+//! for Python (`correlator/attribution/attribute.py`): each link direction's counters,
+//! handed in, are checked against its samples and apportioned among its groups as the
+//! join finishes it; the direction comes back with its shares named, as `Share`s.
 
 use pyo3::prelude::*;
-use pyo3::types::{PyBytes, PyList, PyString, PyTuple};
+use pyo3::types::{PyBytes, PyDict, PyList, PyString, PyTuple};
 
-use super::share::{counters, made, CountersTuple};
-use super::{addr, any, bad, row, tuple, wide, Any, ROW_SIZE};
+use super::share::made;
+use super::{addr, any, bad, row, tuple, Any, ROW_SIZE};
 use crate::accumulate::guarded;
 use crate::attribute::{Claim, Cut, Index, Joiner, Link, Tables};
 use crate::hash::FastMap;
-use crate::packet::Addr;
-use crate::share::Counters;
+use crate::packet::{Addr, Traffic};
+use crate::share::{counter_check, Check, Counters};
 
 /// The name of the group a table's cut leaves over.
 pub const OTHER: &str = "other";
@@ -82,10 +82,11 @@ impl PyJoin {
         slf: &Bound<'py, Self>,
         segments: Vec<SegmentTable<'py>>,
         top: usize,
+        counters: FastMap<(u32, u8), Counted>,
     ) -> PyResult<Any<'py>> {
         let py = slf.py();
-        let index = &slf.get().index;
-        let mut joiner = Joiner::new(index);
+        let join = slf.get();
+        let mut joiner = Joiner::new(&join.index);
         for (at, agents, addresses, rows) in &segments {
             let agents: Vec<Addr> = agents.iter().map(|a| Addr::from_slice(a.as_bytes())).collect();
             let addresses: Vec<Addr> = addresses.iter().map(|a| Addr::from_slice(a.as_bytes())).collect();
@@ -102,67 +103,97 @@ impl PyJoin {
         }
         let joined = guarded(|| joiner.finish(top))
             .map_err(|_| pyo3::exceptions::PyRuntimeError::new_err("the join panicked"))?;
+        let pairs = pair_names(py, &join.jobs, joined.links.iter().map(|link| &link.tables))?;
+        let names = Names { join, pairs: &pairs };
         let links = PyList::empty(py);
-        let mut tables = Vec::with_capacity(joined.links.len());
-        for link in joined.links {
-            links.append(link_tuple(py, &link)?)?;
-            tables.push(link.tables);
+        for link in &joined.links {
+            links.append(link_tuple(py, link, &names, counters.get(&(link.port, link.direction as u8)))?)?;
         }
         let unknown = PyList::empty(py);
         for ((agent, ifindex), samples) in &joined.unknown {
             unknown.append((addr(py, agent), *ifindex, *samples))?;
         }
-        let pairs = pair_names(py, &slf.get().jobs, &tables)?;
-        let found = Bound::new(py, PyJoined { join: slf.clone().unbind(), tables, pairs })?;
-        tuple(py, vec![found.into_any(), links.into_any(), unknown.into_any(), any(py, joined.unattributed)?])
+        tuple(py, vec![links.into_any(), unknown.into_any(), any(py, joined.unattributed)?])
     }
 }
 
-/// (port id, direction index, samples, estimated bytes, variance, samples per traffic
-/// index): one link direction of a join.
-fn link_tuple<'py>(py: Python<'py>, link: &Link) -> PyResult<Any<'py>> {
-    let traffic = PyList::empty(py);
-    for (i, n) in link.traffic.iter().enumerate().filter(|(_, n)| **n > 0) {
-        traffic.append((i, *n))?;
-    }
+/// A link direction's counters as Python hands them to the join: its counter bytes, and
+/// the least and the most its readings allow (or None).
+type Counted = (f64, Option<(f64, f64)>);
+
+/// The names of a join's groups: pods, jobs and tenants by id, pairs by key.
+struct Names<'a> {
+    join: &'a PyJoin,
+    pairs: &'a FastMap<(u32, u32), Py<PyString>>,
+}
+
+/// (port id, direction, samples, estimated bytes, samples per traffic class by name,
+/// counter check, tenants, jobs, pods, pairs, throttled jobs): one link direction of a
+/// join, its shares apportioned from `counted` when given (unless the check finds them
+/// outside the samples' bound: then the estimate, within the hull of both).
+fn link_tuple<'py>(
+    py: Python<'py>,
+    link: &Link,
+    names: &Names<'_>,
+    counted: Option<&Counted>,
+) -> PyResult<Any<'py>> {
     let total = &link.total;
+    let check = counter_check(counted.map(|c| c.0), total.samples, total.bytes, total.variance);
+    let counters =
+        counted.map(|&(exact, known)| Counters { exact, known, disputed: check == Check::Outside });
+    let mut traffic: Vec<(&str, u64)> = Traffic::ALL
+        .iter()
+        .zip(link.traffic)
+        .filter(|(_, n)| *n > 0)
+        .map(|(class, n)| (class.name(), n))
+        .collect();
+    traffic.sort_unstable();
+    let classes = PyDict::new(py);
+    for (class, n) in traffic {
+        classes.set_item(class, n)?;
+    }
+    let pick = |found: &Vec<Py<PyString>>, k: u32| -> PyResult<Bound<'py, PyString>> {
+        let name = found.get(k as usize).ok_or_else(|| bad(format!("no name for id {k}")))?;
+        Ok(name.bind(py).clone())
+    };
+    let pair = |key: (u32, u32)| -> PyResult<Bound<'py, PyString>> {
+        let name = names.pairs.get(&key).ok_or_else(|| bad(format!("no name for pair {key:?}")))?;
+        Ok(name.bind(py).clone())
+    };
+    let (join, tables) = (names.join, &link.tables);
     tuple(
         py,
         vec![
             any(py, link.port)?,
-            any(py, link.direction as u8)?,
+            any(py, link.direction.name())?,
             any(py, total.samples)?,
-            wide(py, total.bytes)?,
-            wide(py, total.variance)?,
-            traffic.into_any(),
+            any(py, total.bytes as f64)?,
+            classes.into_any(),
+            any(py, check.name())?,
+            named(py, &tables.tenants, |k| pick(&join.tenants, k), counters)?,
+            named(py, &tables.jobs, |k| pick(&join.jobs, k), counters)?,
+            named(py, &tables.pods, |k| pick(&join.pods, k), counters)?,
+            named(py, &tables.pairs, pair, counters)?,
+            named(py, &tables.throttled, |k| pick(&join.jobs, k), None)?,
         ],
     )
 }
 
 /// `a -> r` for every pair of jobs `a`, `r` (by id) that some table of `tables` lists.
-fn pair_names(
+fn pair_names<'a>(
     py: Python<'_>,
     jobs: &[Py<PyString>],
-    tables: &[Tables],
+    tables: impl Iterator<Item = &'a Tables>,
 ) -> PyResult<FastMap<(u32, u32), Py<PyString>>> {
     let name = |k: u32| jobs.get(k as usize).ok_or_else(|| bad(format!("no name for id {k}")));
     let mut names = FastMap::default();
-    for (key, _) in tables.iter().flat_map(|t| &t.pairs.top) {
+    for (key, _) in tables.flat_map(|t| &t.pairs.top) {
         if !names.contains_key(key) {
             let (a, r) = (name(key.0)?.bind(py), name(key.1)?.bind(py));
             names.insert(*key, PyString::new(py, &format!("{a} -> {r}")).unbind());
         }
     }
     Ok(names)
-}
-
-/// The link directions of one join, their tables kept for their shares (see the stub).
-#[pyclass(module = "correlator._wire", name = "Joined", frozen)]
-pub struct PyJoined {
-    join: Py<PyJoin>,
-    tables: Vec<Tables>,
-    /// The name of every (sender job, receiver job) pair some table lists, made once.
-    pairs: FastMap<(u32, u32), Py<PyString>>,
 }
 
 /// `found`'s groups named by `name`, the rest as [`OTHER`], shares made by [`made`].
@@ -180,42 +211,4 @@ fn named<'py, K: Copy>(
         groups.push((PyString::new(py, OTHER), other));
     }
     Ok(PyTuple::new(py, made(py, groups.into_iter(), found.total, counters)?)?.into_any())
-}
-
-#[pymethods]
-impl PyJoined {
-    /// The shares of link direction `link` (its place in the join's links): tenants,
-    /// jobs, pods and pairs apportioned from `counters` when given, throttled jobs among
-    /// the CNPs alone.
-    fn shares<'py>(
-        &self,
-        py: Python<'py>,
-        link: usize,
-        counters: Option<CountersTuple>,
-    ) -> PyResult<Any<'py>> {
-        let tables = self
-            .tables
-            .get(link)
-            .ok_or_else(|| pyo3::exceptions::PyIndexError::new_err(format!("no link direction {link}")))?;
-        let join = self.join.get();
-        let pick = |names: &Vec<Py<PyString>>, k: u32| -> PyResult<Bound<'py, PyString>> {
-            let found = names.get(k as usize).ok_or_else(|| bad(format!("no name for id {k}")))?;
-            Ok(found.bind(py).clone())
-        };
-        let pair = |key: (u32, u32)| -> PyResult<Bound<'py, PyString>> {
-            let found = self.pairs.get(&key).ok_or_else(|| bad(format!("no name for pair {key:?}")))?;
-            Ok(found.bind(py).clone())
-        };
-        let counters = self::counters(counters);
-        tuple(
-            py,
-            vec![
-                named(py, &tables.tenants, |k| pick(&join.tenants, k), counters)?,
-                named(py, &tables.jobs, |k| pick(&join.jobs, k), counters)?,
-                named(py, &tables.pods, |k| pick(&join.pods, k), counters)?,
-                named(py, &tables.pairs, pair, counters)?,
-                named(py, &tables.throttled, |k| pick(&join.jobs, k), None)?,
-            ],
-        )
-    }
 }
