@@ -114,9 +114,13 @@ large frames (tenant C: a quarter of its frames are 1,098 B and carry 71 % of it
 estimate.py's missed-class bound covers it), and pmacct's samples come in batches, 0.17 s
 after their packets (0.65 s at the 95th percentile), so the intervals cut them late; the
 interval after the traffic gets its last samples and only the pokes' bytes."""
-SHARES_SPREAD = 1.4
-"""A run's share coverage varies this many times a binomial proportion's standard deviation
-(the replay above: 1.37 / 0.98), its checks sharing one draw of the sampling."""
+SHARES_SPREAD = 2.0
+"""A run's share coverage varies this many times a binomial proportion's standard deviation,
+its checks sharing one draw of the sampling and one machine's timing. The replay above gave
+1.4 (1.37 / 0.98: sampling alone); fifteen runs of this test gave 2.0 (1.95 points: the
+eleven above, seed 0's 92.0, seed 35866's 96.0, and seed 42337's 91.3 on a quiet machine and
+90.2 % under CI's busy core, which a floor made with 1.4 failed): pmacct's batches cut by
+the intervals move with the machine's load, on every port at once."""
 
 
 def shares_floor(checks: int) -> float:
@@ -124,7 +128,7 @@ def shares_floor(checks: int) -> float:
     in a thousand: three standard deviations of a run's coverage below 95 %.
 
     >>> round(shares_floor(500), 3)
-    0.909
+    0.892
     """
     return 0.95 - 3 * SHARES_SPREAD * math.sqrt(0.95 * 0.05 / checks)
 
