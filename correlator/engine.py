@@ -54,7 +54,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from correlator._wire import AgentClocks, CounterArrivals, SampledPorts
+from correlator._wire import CounterArrivals, SampledPorts
 from correlator.attribution.accumulate import Interval
 from correlator.attribution.attribute import OUTSIDE, Attribution, attribute
 from correlator.attribution.hotspots import Hotspot, HotspotTracker, Thresholds
@@ -64,6 +64,7 @@ from correlator.collect.rates import Rates
 from correlator.gc_pause import collection_paused
 from correlator.scope import Scope, scope_of
 from correlator.sflow.accounting import Totals
+from correlator.sflow.clock import AgentClocks
 from correlator.shards import ALONE, Shard
 from correlator.view import View
 from inventory.counters import PortCounters
