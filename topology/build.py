@@ -62,14 +62,13 @@ def _build(facts: FactSet) -> FabricGraph:
     _add_workloads(graph, facts, problems)
     links, link_problems = reconcile_links(facts.neighbors, EndpointResolver(graph), graph)
     problems.extend(link_problems)
-    for link in links:
-        speeds = [graph.nodes[end].get(SPEED) for end in (link.a, link.b)]
-        known = [s for s in speeds if s]
-        edge = {KIND: EdgeKind.CABLED.value, STATUS: link.status.value,
-                REPORTS: len(link.reported_by)}
+    nodes, adj, cabled = graph._node, graph._adj, EdgeKind.CABLED.value
+    for link in links:  # between nodes in the graph, each pair once
+        known = [s for s in (nodes[link.a].get(SPEED), nodes[link.b].get(SPEED)) if s]
+        edge = {KIND: cabled, STATUS: link.status.value, REPORTS: len(link.reported_by)}
         if known:
             edge[SPEED] = min(known)
-        graph.add_edge(link.a, link.b, **edge)
+        adj[link.a][link.b] = adj[link.b][link.a] = edge
     assign_roles(graph)
     fabric = FabricGraph(graph, facts, tuple(problems))
     fabric.problems += fabric.indexes.problems
@@ -77,33 +76,53 @@ def _build(facts: FactSet) -> FabricGraph:
 
 
 def _add(graph: nx.Graph, node: str, kind: NodeKind, fact: Any, **extra: Any) -> None:
-    graph.add_node(node, **{KIND: kind.value, **_scalars(fact), **extra})
+    attrs = _scalars(fact, kind.value)
+    attrs.update(extra)
+    graph.add_node(node, **attrs)
 
 
-def _scalars(fact: Any) -> dict[str, Any]:
-    """A fact's fields as graph attributes: None and empty strings left out, MACs normalized."""
-    names, values = _fields(type(fact))
-    attrs = {name: value for name, value in zip(names, values(fact), strict=True)
+def _scalars(fact: Any, kind: str) -> dict[str, Any]:
+    """A node's attributes: its ``kind``, then its fact's fields, None and empty strings
+    left out, MACs normalized."""
+    names, values, macs = _fields(type(fact))
+    attrs = {name: value for name, value in zip(names, (kind, *values(fact)), strict=True)
              if value is not None and value != ""}
-    for name in _MAC_FIELDS.intersection(attrs):
-        attrs[name] = normalize_mac(attrs[name]) or attrs[name]
+    for name in macs:
+        if name in attrs:
+            attrs[name] = normalize_mac(attrs[name]) or attrs[name]
     return attrs
 
 
 @cache
-def _fields(cls: type) -> tuple[tuple[str, ...], Callable[[Any], tuple[Any, ...]]]:
-    """A fact class's field names, and a function reading them all from a fact at once."""
+def _fields(cls: type) -> tuple[tuple[str, ...], Callable[[Any], tuple[Any, ...]],
+                                tuple[str, ...]]:
+    """``kind`` and a fact class's field names, a function reading the fields from a fact at
+    once, and the names of its MAC fields."""
     names = tuple(field.name for field in dataclasses.fields(cls))
-    return names, attrgetter(*names) if len(names) > 1 else lambda fact: (getattr(fact, names[0]),)
+    values = attrgetter(*names) if len(names) > 1 else lambda fact: (getattr(fact, names[0]),)
+    return (KIND, *names), values, tuple(_MAC_FIELDS.intersection(names))
 
 
 def _add_all(graph: nx.Graph, kind: NodeKind, facts: Iterable[tuple[str, Any]]) -> None:
-    """Add (or update, as :func:`_add` does) a node of ``kind`` for each (ID, fact)."""
-    graph.add_nodes_from((node, {KIND: kind.value, **_scalars(fact)}) for node, fact in facts)
+    """Add (or update, as :func:`_add` does) a node of ``kind`` for each (ID, fact),
+    straight into networkx's node and adjacency dicts (``add_nodes_from`` copies each
+    attribute dict once more)."""
+    nodes, adj, value = graph._node, graph._adj, kind.value
+    for node, fact in facts:
+        attrs = _scalars(fact, value)
+        if node in nodes:
+            nodes[node].update(attrs)
+        else:
+            nodes[node], adj[node] = attrs, {}
 
 
 def _link_all(graph: nx.Graph, kind: EdgeKind, pairs: Iterable[tuple[str, str]]) -> None:
-    graph.add_edges_from((a, b, {KIND: kind.value}) for a, b in pairs)
+    """Join each pair of existing nodes by an edge of ``kind``, straight into networkx's
+    adjacency dicts; every such edge shares one attribute dict (edges other than cables
+    hold their kind alone and are never changed)."""
+    adj, edge = graph._adj, {KIND: kind.value}
+    for a, b in pairs:
+        adj[a][b] = adj[b][a] = edge
 
 
 def _link(graph: nx.Graph, a: str, b: str, kind: EdgeKind) -> None:
@@ -115,10 +134,11 @@ def _add_switches(graph: nx.Graph, facts: FactSet, problems: list[Problem]) -> N
         _add(graph, switch_id(switch.name), NodeKind.SWITCH, switch)
         if switch.role_hint and switch.role_hint not in SwitchRole.__members__.values():
             problems.append(Problem("bad-role-hint", switch.name, f"{switch.role_hint!r} ignored"))
-    ports = []
+    ports, nodes = [], graph._node  # networkx's node dict: membership without a call
     for port in facts.interfaces:
-        if switch_id(port.switch) in graph:
-            ports.append((switch_id(port.switch), port_id(port.switch, port.name), port))
+        switch = switch_id(port.switch)
+        if switch in nodes:
+            ports.append((switch, port_id(port.switch, port.name), port))
         else:
             problems.append(Problem("unknown-switch", port.switch, f"interface {port.name}"))
     _add_all(graph, NodeKind.PORT, ((node, port) for _, node, port in ports))
@@ -135,10 +155,11 @@ def _add_switches(graph: nx.Graph, facts: FactSet, problems: list[Problem]) -> N
 
 def _add_hosts(graph: nx.Graph, facts: FactSet, problems: list[Problem]) -> None:
     _add_all(graph, NodeKind.NODE, ((node_id(host.name), host) for host in facts.nodes))
-    pfs = []
+    pfs, nodes = [], graph._node
     for pf in facts.pfs:
-        if node_id(pf.node) in graph:
-            pfs.append((node_id(pf.node), pf_id(pf.node, pf.name), pf))
+        host = node_id(pf.node)
+        if host in nodes:
+            pfs.append((host, pf_id(pf.node, pf.name), pf))
         else:
             problems.append(Problem("unknown-node", pf.node, f"PF {pf.name}"))
     _add_all(graph, NodeKind.PF, ((node, pf) for _, node, pf in pfs))
@@ -147,7 +168,7 @@ def _add_hosts(graph: nx.Graph, facts: FactSet, problems: list[Problem]) -> None
     vfs = []
     for vf in facts.vfs:
         parent = pf_id(vf.node, vf.pf)
-        if parent not in graph:
+        if parent not in nodes:
             problems.append(Problem("vf-unknown-pf", vf_id(vf.node, vf.pci_address), parent))
         elif (vf.node, vf.pci_address) in used:  # the others live in the VfTable only
             vfs.append((vf_id(vf.node, vf.pci_address), parent, vf))

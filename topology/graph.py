@@ -49,7 +49,7 @@ class FabricGraph:
         self._memo: dict[Callable[[FabricGraph], Any], Any] = {}
         self.vfs = vfs if vfs is not None else VfTable.from_rows(
             (v.node, v.pci_address, v.pf, v.vf_index, v.mac) for v in self.facts.vfs
-            if pf_id(v.node, v.pf) in graph)
+            if pf_id(v.node, v.pf) in self._node)
         self.indexes = indexes if indexes is not None else build_indexes(graph, self.facts,
                                                                          self.vfs)
 
@@ -127,10 +127,10 @@ class FabricGraph:
 def cables_of(graph: nx.Graph) -> list[tuple[str, str, dict[str, Any]]]:
     """The ``cabled`` edges of ``graph`` as ``graph.edges(data=True)`` lists them (one walk
     of the adjacency dicts, a third faster than the edge view's)."""
-    found, seen = [], set()
+    found, seen, cabled = [], set(), EdgeKind.CABLED.value
     for node, neighbours in graph._adj.items():
         for other, edge in neighbours.items():
-            if edge[KIND] == EdgeKind.CABLED and other not in seen:
+            if edge[KIND] == cabled and other not in seen:
                 found.append((node, other, edge))
         seen.add(node)
     return found

@@ -258,7 +258,6 @@ def build_indexes(graph: nx.Graph, facts: FactSet, vfs: VfTable,
     (only the sections in :data:`INDEXED_FACTS` are read); ``by_mac``, when given, is the
     MAC index already built (its conflicts then are the fabric's problems already)."""
     ips, problems = IpIndex.from_facts(facts.pod_interfaces)
-    nodes = graph.nodes
     agents = {
         switch_id(s.name): ip_key(s.sflow_agent or s.mgmt_address)
         for s in facts.switches
@@ -269,9 +268,10 @@ def build_indexes(graph: nx.Graph, facts: FactSet, vfs: VfTable,
     by_name: dict[tuple[str, str], str] = {}
     macs: list[tuple[str, str]] = []
     in_graph: set[int] = set()  # the VF table's rows of the graph's VFs
-    for node, attrs in nodes(data=True):
+    port, pf, vf = NodeKind.PORT.value, NodeKind.PF.value, NodeKind.VF.value
+    for node, attrs in graph._node.items():
         kind = attrs[KIND]
-        if kind == NodeKind.PORT:
+        if kind == port:
             switch = attrs["switch"]
             by_name[(switch, attrs["name"])] = node
             if attrs.get("alias"):
@@ -281,10 +281,10 @@ def build_indexes(graph: nx.Graph, facts: FactSet, vfs: VfTable,
                 agent = agents.get(switch_id(switch))
                 if agent is not None:
                     by_agent[(agent, attrs["ifindex"])] = node
-        elif kind in (NodeKind.PF, NodeKind.VF) and by_mac is None:
+        elif kind in (pf, vf) and by_mac is None:
             if attrs.get("mac"):
                 macs.append((attrs["mac"], node))
-            if kind == NodeKind.VF:
+            if kind == vf:
                 in_graph.update(vfs.rows_of(attrs.get("node", ""), attrs.get("pci_address", "")))
     conflicts: list[Problem] = []
     if by_mac is None:

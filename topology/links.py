@@ -100,9 +100,10 @@ def reconcile_links(
     """
     claims: dict[tuple[str, str], set[str]] = defaultdict(set)
     problems: list[Problem] = []
+    nodes = known._node  # networkx's node dict: membership without a call
     for fact in neighbors:
         local = resolver.local(fact)
-        if local not in known:
+        if local not in nodes:
             problems.append(Problem("lldp-unknown-local", local, "reporting port is not known"))
             continue
         remote = resolver.remote(fact)
@@ -125,7 +126,8 @@ def reconcile_links(
     links = []
     for (a, b), reporters in sorted(claims.items()):
         status = LinkStatus.CONFIRMED if len(reporters) == 2 else LinkStatus.ONE_SIDED
-        rivals = {pair for end in (a, b) for pair in by_endpoint[end]} - {(a, b)}
+        rivals = () if len(by_endpoint[a]) + len(by_endpoint[b]) == 2 else \
+            {pair for end in (a, b) for pair in by_endpoint[end]} - {(a, b)}
         if rivals and (status != LinkStatus.CONFIRMED or _any_confirmed(rivals, claims)):
             status = LinkStatus.CONFLICT
         if status == LinkStatus.CONFLICT:

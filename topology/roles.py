@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from functools import cache
+from typing import Any
 
 import networkx as nx
 
@@ -35,27 +36,31 @@ TIER_OF_ROLE = {SwitchRole.LEAF: 1, SwitchRole.SPINE: 2, SwitchRole.SUPER_SPINE:
 def assign_roles(graph: nx.Graph) -> None:
     """Set ``nic_index`` on PFs, ``role``/``tier``/``rails`` on switches, ``role`` on ports
     and ``tier`` on cables, in place."""
-    nodes = graph.nodes
-    _assign_nic_indexes(graph)
-    switch_links: nx.Graph = nx.Graph()
+    nodes = graph._node  # networkx's own node dict: no view per lookup
+    port, pf, usable = NodeKind.PORT.value, NodeKind.PF.value, USABLE_LINK
+    _assign_nic_indexes(nodes)
+    joined: set[tuple[str, str]] = set()  # switches joined by a usable cable
     rails: dict[str, set[int]] = defaultdict(set)
-    port_roles: dict[str, PortRole] = {}
+    port_roles: dict[str, str] = {}
     cables = cables_of(graph)
     for a, b, edge in cables:
-        if edge[STATUS] not in USABLE_LINK:
+        if edge[STATUS] not in usable:
             continue
-        for port, other in ((a, b), (b, a)):
-            if nodes[port][KIND] != NodeKind.PORT:
+        for end, other in ((a, b), (b, a)):
+            attrs = nodes[end]
+            if attrs[KIND] != port:
                 continue
-            switch = switch_id(nodes[port]["switch"])
-            if nodes[other][KIND] == NodeKind.PF:
-                port_roles[port] = PortRole.HOST
-                rails[switch].add(nodes[other][NIC_INDEX])
+            switch = switch_id(attrs["switch"])
+            far = nodes[other]
+            if far[KIND] == pf:
+                port_roles[end] = PortRole.HOST.value
+                rails[switch].add(far[NIC_INDEX])
             else:
-                port_roles[port] = PortRole.FABRIC
-                switch_links.add_edge(switch, switch_id(nodes[other]["switch"]))
+                port_roles[end] = PortRole.FABRIC.value
+                joined.add((switch, switch_id(far["switch"])))
+    switch_links = nx.Graph(joined)
 
-    switches = [n for n, k in nodes(data=KIND) if k == NodeKind.SWITCH]
+    switches = [n for n, attrs in nodes.items() if attrs[KIND] == NodeKind.SWITCH]
     leaves = [s for s in rails if s in switch_links]
     distance = nx.multi_source_dijkstra_path_length(switch_links, leaves) if leaves else {}
     for switch in switches:
@@ -73,12 +78,13 @@ def assign_roles(graph: nx.Graph) -> None:
         if rails.get(switch):
             attrs[RAILS] = ",".join(str(r) for r in sorted(rails[switch]))
 
-    for node, kind in nodes(data=KIND):
-        if kind == NodeKind.PORT:
-            nodes[node][ROLE] = port_roles.get(node, PortRole.UNUSED).value
+    unused = PortRole.UNUSED.value
+    for node, attrs in nodes.items():
+        if attrs[KIND] == port:
+            attrs[ROLE] = port_roles.get(node, unused)
     for a, b, edge in cables:
         ends = nodes[a], nodes[b]
-        if NodeKind.PF in (ends[0][KIND], ends[1][KIND]):
+        if ends[0][KIND] == pf or ends[1][KIND] == pf:
             edge[TIER] = "host"
         else:
             edge[TIER] = _link_tier(*(nodes[switch_id(end["switch"])][ROLE] for end in ends))
@@ -91,11 +97,12 @@ def _link_tier(a: str, b: str) -> str:
     return "-".join(sorted((a, b), key=lambda r: TIER_OF_ROLE.get(SwitchRole(r), 9)))
 
 
-def _assign_nic_indexes(graph: nx.Graph) -> None:
+def _assign_nic_indexes(nodes: dict[str, dict[str, Any]]) -> None:
     by_node: dict[str, list[tuple[str, str]]] = defaultdict(list)
-    for node, attrs in graph.nodes(data=True):
-        if attrs[KIND] == NodeKind.PF:
+    pf = NodeKind.PF.value
+    for node, attrs in nodes.items():
+        if attrs[KIND] == pf:
             by_node[attrs["node"]].append((attrs["pci_address"], node))
     for pfs in by_node.values():
-        for index, (_, pf) in enumerate(sorted(pfs), start=1):
-            graph.nodes[pf][NIC_INDEX] = index
+        for index, (_, found) in enumerate(sorted(pfs), start=1):
+            nodes[found][NIC_INDEX] = index
