@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections import defaultdict
 from dataclasses import dataclass
 from itertools import combinations
+from typing import Any
 
 from topology.graph import FabricGraph
 from topology.schema import (
@@ -27,7 +28,7 @@ from topology.schema import (
     tenant_id,
     vf_id,
 )
-from topology.tiers import route_layers, tier_links
+from topology.tiers import remember_tier_links, route_layers, tier_links
 
 
 @dataclass(frozen=True, slots=True)
@@ -89,12 +90,49 @@ def owners(fabric: FabricGraph) -> dict[str, Owner]:
     return fabric.cached(_owners)
 
 
-def prepare(fabric: FabricGraph) -> FabricGraph:
-    """Derive every table the queries read, now; ``fabric`` itself is returned."""
+def prepare(fabric: FabricGraph, tables: dict[str, Any] | None = None) -> FabricGraph:
+    """Derive every table the queries read, now, or take them from ``tables``, what
+    :func:`prepared_tables` gave for the same fabric (a packed snapshot keeps them);
+    ``fabric`` itself is returned."""
+    if tables is not None:
+        _restore(fabric, tables)
     for derive in (_plugs, _owners, _names, _crowds_below, _behind, _groups):
         fabric.cached(derive)
     tier_links(fabric)
     return fabric
+
+
+def prepared_tables(fabric: FabricGraph) -> dict[str, Any]:
+    """The tables :func:`prepare` derives, as plain data (dicts, tuples, strings): each
+    distinct crowd once, by its position."""
+    crowds = fabric.cached(_crowds_below)
+    distinct = {id(crowd): crowd for crowd in crowds.values()}
+    position = {key: i for i, key in enumerate(distinct)}
+    return {
+        "switch_links": fabric.switch_links,
+        "tier_links": tier_links(fabric),
+        "plugs": {i: (p.vf, p.pf, p.rail, p.leaf_port, p.leaf) for i, p in plugs(fabric).items()},
+        "owners": {i: (o.pod, o.job, o.tenant) for i, o in owners(fabric).items()},
+        "names": fabric.cached(_names),
+        "crowds": ([(c.interfaces, c.pods, c.jobs, c.tenants) for c in distinct.values()],
+                   {switch: position[id(crowd)] for switch, crowd in crowds.items()}),
+        "behind": dict(fabric.cached(_behind)),
+        "groups": fabric.cached(_groups),
+    }
+
+
+def _restore(fabric: FabricGraph, tables: dict[str, Any]) -> None:
+    """Remember the tables of :func:`prepared_tables` as ``fabric``'s derived ones."""
+    distinct, crowd_of = tables["crowds"]
+    crowds = [Crowd(*crowd) for crowd in distinct]
+    fabric.remember(_plugs, {i: Plug(*plug) for i, plug in tables["plugs"].items()})
+    fabric.remember(_owners, {i: Owner(*owner) for i, owner in tables["owners"].items()})
+    fabric.remember(_names, tables["names"])
+    fabric.remember(_crowds_below, {switch: crowds[i] for switch, i in crowd_of.items()})
+    fabric.remember(_behind, tables["behind"])
+    fabric.remember(_groups, tables["groups"])
+    remember_tier_links(fabric, tables["tier_links"])
+    vars(fabric)["switch_links"] = tables["switch_links"]  # as its cached_property stores it
 
 
 def crowd_below(fabric: FabricGraph, switch: str) -> Crowd:

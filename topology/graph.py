@@ -59,6 +59,10 @@ class FabricGraph:
             self._memo[derive] = derive(self)
         return self._memo[derive]
 
+    def remember(self, derive: Callable[[FabricGraph], T], value: T) -> None:
+        """Take ``value`` as ``derive(self)`` (a table a packed snapshot kept as derived)."""
+        self._memo[derive] = value
+
     @property
     def facts(self) -> FactSet:
         """The facts the graph was built from (parsed on first use when given lazily)."""

@@ -247,17 +247,29 @@ class Indexes:
         """A switch port by its name or alias."""
         return self.ports_by_name.get((switch, name))
 
+    def port_maps(self) -> PortMaps:
+        """The three port lookups, for :func:`build_indexes` to take as built."""
+        return self.ports_by_agent, self.ports_by_ifindex, self.ports_by_name
+
+
+PortMaps = tuple[dict[tuple[bytes, int], str], dict[tuple[str, int], str],
+                 dict[tuple[str, str], str]]
+"""Ports by (sFlow agent address, ifIndex), by (switch, ifIndex), by (switch, name or alias)."""
+
 
 INDEXED_FACTS = ("switches", "pod_interfaces")
 """The fact sections the indexes read besides the graph."""
 
 
 def build_indexes(graph: nx.Graph, facts: FactSet, vfs: VfTable,
-                  by_mac: MacIndex | None = None) -> Indexes:
+                  by_mac: MacIndex | None = None, ports: PortMaps | None = None) -> Indexes:
     """Build every index from a fabric graph, its VF table and the facts it was built from
-    (only the sections in :data:`INDEXED_FACTS` are read); ``by_mac``, when given, is the
-    MAC index already built (its conflicts then are the fabric's problems already)."""
+    (only the sections in :data:`INDEXED_FACTS` are read); ``by_mac`` and ``ports``, when
+    given, are the MAC index (its conflicts then are the fabric's problems already) and
+    the port maps already built."""
     ips, problems = IpIndex.from_facts(facts.pod_interfaces)
+    if by_mac is not None and ports is not None:
+        return Indexes(ips, *ports, by_mac, tuple(problems))
     agents = {
         switch_id(s.name): ip_key(s.sflow_agent or s.mgmt_address)
         for s in facts.switches

@@ -2,13 +2,17 @@
 
 Two forms hold the same document: JSON lines (a ``.json`` file), to read and diff, and a
 packed form (any other name), for a service to load fast: :data:`PACKED`, then the
-document in pieces (each fact section, node table and edge table on its own), each a
-length (8 bytes, little-endian) and ``(keys, value)`` in Python's ``marshal`` format,
-which parses several times faster than JSON. A piece's value goes at the place its keys
-name, or is appended to the list already there. Both forms are written a piece at a
-time, as made, so a save never holds the whole document or its bytes. A load tells the
-forms apart by their first bytes. Only load packed snapshots that fabcorr wrote: like
-``marshal`` itself, the packed reader is not hardened against crafted files.
+document in pieces (each fact section, node table and edge table on its own), each its
+keys and its value, both a length (8 bytes, little-endian) and Python's ``marshal``
+bytes, which parse several times faster than JSON. A piece's value goes at the place its
+keys name, or is appended to the list already there. The packed form holds the graph's
+tables as columns (:func:`_columns`), so a load makes each attribute dict in one C call
+and shares repeated values, and ends with tables a load would otherwise build or derive
+(:data:`TABLES`); the fact sections a load does not need stay ``marshal`` bytes until
+``facts`` is first read. Both forms are written a piece at a time, as made, so a save
+never holds the whole document or its bytes. A load tells the forms apart by their first
+bytes. Only load packed snapshots that fabcorr wrote: like ``marshal`` itself, the packed
+reader is not hardened against crafted files.
 
 Layout (schema ``fabcorr/topology``, version 1), tables of rows to keep it small and fast::
 
@@ -28,12 +32,15 @@ but for what a packed snapshot holds as built (:data:`TABLES`).
 
 from __future__ import annotations
 
+import hashlib
 import json
 import marshal
 import struct
+from array import array
 from collections import defaultdict
-from collections.abc import Iterable, Iterator
-from itertools import chain
+from collections.abc import Iterable, Iterator, Sequence
+from functools import cache
+from itertools import chain, repeat
 from pathlib import Path
 from typing import Any
 
@@ -45,7 +52,9 @@ from inventory.factfile import check_tables, fact_tables, facts_from_tables
 from inventory.facts import FactSet
 from inventory.files import replace_file
 from inventory.problems import Problem
-from topology.footprint import prepare
+from topology import build, footprint, indexes, roles, tiers
+from topology import graph as graph_module
+from topology.footprint import prepare, prepared_tables
 from topology.graph import FabricGraph
 from topology.indexes import INDEXED_FACTS, MacIndex, build_indexes
 from topology.schema import KIND, pf_id
@@ -53,10 +62,10 @@ from topology.vfs import VfRow, VfTable
 
 SCHEMA = "fabcorr/topology"
 VERSION = 1
-PACKED = b"fabcorr/topology packed pieces\n"
+PACKED = b"fabcorr/topology packed columns\n"
 """The first bytes of a packed snapshot."""
-_PACKED_WHOLE = b"fabcorr/topology packed\n"
-"""The first bytes of the packed form before pieces (the document marshalled whole)."""
+_PACKED_EARLIER = (b"fabcorr/topology packed pieces\n", b"fabcorr/topology packed\n")
+"""The first bytes of earlier packed forms (graph tables in rows; the document whole)."""
 
 
 def snapshot_document(fabric: FabricGraph) -> dict[str, Any]:
@@ -80,28 +89,44 @@ def _document(fabric: FabricGraph, packed: bool = False) -> dict[str, Any]:
     graph = fabric.graph
     nodes = _grouped(((node,), attrs) for node, attrs in graph.nodes(data=True))
     position = {key[0]: i for i, (key, _) in enumerate(chain.from_iterable(nodes.values()))}
+    tables = _columns if packed else _tables
 
     def edges() -> Iterator[dict[str, Any]]:
-        yield from _tables(_grouped(((position[a], position[b]), attrs)
-                                    for a, b, attrs in graph.edges(data=True)))
+        yield from tables(_grouped(((position[a], position[b]), attrs)
+                                   for a, b, attrs in graph.edges(data=True)))
 
     document = {
         "schema": SCHEMA,
         "version": VERSION,
         "facts": _Later(fact_tables(fabric.facts), mapping=True),
-        "graph": {"nodes": _Later(_tables(nodes)), "edges": _Later(edges())},
+        "graph": {"nodes": _Later(tables(nodes)), "edges": _Later(edges())},
         "problems": [[p.kind, p.subject, p.detail] for p in fabric.problems],
     }
     if packed:
-        document[TABLES] = {"vfs": fabric.vfs.columns(),
-                            "macs": fabric.indexes.by_mac.columns()}
+        document[TABLES] = _Later({"vfs": fabric.vfs.columns(),
+                                   "macs": fabric.indexes.by_mac.columns(),
+                                   "code": derivation_code(),
+                                   "ports": fabric.indexes.port_maps(),
+                                   "prepared": prepared_tables(fabric)}.items(), mapping=True)
     return document
 
 
 TABLES = "tables"
 """The packed form's last key: tables a load would otherwise build (``vfs``: the VF table,
-``macs``: the MAC index), as columns of native arrays' bytes, so a packed snapshot is for
-machines of the kind that wrote it (a JSON one for any)."""
+``macs``: the MAC index, as columns of native arrays' bytes, so a packed snapshot is for
+machines of the kind that wrote it; a JSON one is for any), and tables derived from the
+graph (``ports``: the port maps, ``prepared``: the query tables), taken only by the code
+that derived them (``code``)."""
+
+
+@cache
+def derivation_code() -> str:
+    """A digest of the source of the modules that derive a fabric's tables: a load by
+    other code derives them again rather than trust them."""
+    digest = hashlib.sha256()
+    for module in (build, footprint, graph_module, indexes, roles, tiers):
+        digest.update(Path(module.__file__ or "").read_bytes())
+    return digest.hexdigest()
 
 
 def _made(value: Any) -> Any:
@@ -127,13 +152,42 @@ def _grouped(items: Iterable[tuple[tuple[Any, ...], dict[str, Any]]]) -> Members
 def _tables(by_kind: Members) -> Iterator[dict[str, Any]]:
     """One table per kind of :func:`_grouped` nodes or edges, each made when asked."""
     for kind, members in by_kind.items():
-        seen: dict[str, None] = {}
-        for _, attrs in members:
-            seen.update(dict.fromkeys(attrs))
-        fields = [k for k in seen if k != KIND]
+        fields = _fields(members)
         yield {"kind": kind, "fields": fields, "rows": [
             [*key, *map(attrs.get, fields)]
             for key, attrs in members]}
+
+
+def _columns(by_kind: Members) -> Iterator[dict[str, Any]]:
+    """:func:`_tables` in the packed form's columns: ``keys``, the node IDs (a list) or
+    the edge ends' positions (two ``uint32`` arrays' bytes), then one list per field, equal
+    values made one object so that ``marshal`` writes each once and a load shares it."""
+    for kind, members in by_kind.items():
+        fields = _fields(members)
+        keys = list(zip(*(key for key, _ in members), strict=True))
+        yield {"kind": kind, "fields": fields,
+               "keys": list(keys[0]) if len(keys) == 1 else
+               [array(_END, column).tobytes() for column in keys],
+               "columns": [_shared(attrs.get(field) for _, attrs in members)
+                           for field in fields]}
+
+
+def _fields(members: list[tuple[tuple[Any, ...], dict[str, Any]]]) -> list[str]:
+    """The attribute keys of a table's members but ``kind``, in the order first seen."""
+    seen: dict[str, None] = {}
+    for _, attrs in members:
+        seen.update(dict.fromkeys(attrs))
+    return [k for k in seen if k != KIND]
+
+
+def _shared(values: Iterable[Any]) -> list[Any]:
+    """``values`` with each repeated value the first object equal to it and of its type."""
+    first: dict[tuple[type, Any], Any] = {}
+    return [first.setdefault((type(value), value), value) for value in values]
+
+
+_END = "I"
+"""The array type of an edge end's position in the packed form."""
 
 
 def fabric_from_document(document: Any, origin: str = "<snapshot>") -> FabricGraph:
@@ -149,7 +203,7 @@ def fabric_from_document(document: Any, origin: str = "<snapshot>") -> FabricGra
                             f"supported (this fabcorr reads version {VERSION})")
     try:
         tables = document["facts"]
-        check_tables(tables, origin)
+        check_tables({k: v for k, v in tables.items() if not isinstance(v, Deferred)}, origin)
         graph = _graph(document["graph"])
         problems = tuple(Problem(*p) for p in document["problems"])
         indexed = facts_from_tables({k: tables[k] for k in INDEXED_FACTS if k in tables},
@@ -160,12 +214,15 @@ def fabric_from_document(document: Any, origin: str = "<snapshot>") -> FabricGra
         else:
             vfs = VfTable.from_columns(built["vfs"])
             by_mac = MacIndex.from_columns(built["macs"], vfs)
+        ports, prepared = (built["ports"], built["prepared"]) \
+            if built is not None and built.get("code") == derivation_code() else (None, None)
+        fabric = FabricGraph(graph, lambda: _facts(tables, origin), problems,
+                             build_indexes(graph, indexed, vfs, by_mac, ports), vfs)
+        return prepare(fabric, prepared)
     except FactError as exc:
         raise SnapshotError(str(exc)) from exc
     except (LookupError, TypeError, ValueError) as exc:
         raise SnapshotError(f"{origin}: malformed snapshot: {exc!r}") from exc
-    return prepare(FabricGraph(graph, lambda: _facts(tables, origin), problems,
-                               build_indexes(graph, indexed, vfs, by_mac), vfs))
 
 
 def _vf_rows(table: dict[str, Any] | None, graph: nx.Graph, origin: str) -> Iterator[VfRow]:
@@ -190,9 +247,17 @@ def _vf_rows(table: dict[str, Any] | None, graph: nx.Graph, origin: str) -> Iter
 def _facts(tables: dict[str, Any], origin: str) -> FactSet:
     try:
         with gc_paused():
-            return facts_from_tables(tables, origin)
+            return facts_from_tables(_read(tables), origin)
     except FactError as exc:
         raise SnapshotError(str(exc)) from exc
+    except (EOFError, ValueError, TypeError) as exc:
+        raise SnapshotError(f"{origin}: a damaged packed snapshot: {exc!r}") from exc
+
+
+def _read(tables: dict[str, Any]) -> dict[str, Any]:
+    """The fact tables with every :class:`Deferred` one read."""
+    return {section: table.value() if isinstance(table, Deferred) else table
+            for section, table in tables.items()}
 
 
 def _graph(tables: dict[str, Any]) -> nx.Graph:
@@ -203,14 +268,15 @@ def _graph(tables: dict[str, Any]) -> nx.Graph:
     nodes, adj = graph._node, graph._adj
     ids: list[str] = []
     for table in _taken(tables["nodes"]):
-        for row, attrs in _rows(table, 1):
-            nodes[row[0]] = attrs
-            adj[row[0]] = {}
-            ids.append(row[0])
+        (found,), attrs = _members(table, 1)
+        nodes.update(zip(found, attrs, strict=True))
+        adj.update(zip(found, map(dict, repeat((), len(found))), strict=True))
+        ids += found
     for table in _taken(tables["edges"]):
-        for row, attrs in _rows(table, 2):
-            a, b = ids[row[0]], ids[row[1]]
-            adj[a][b] = adj[b][a] = attrs
+        (ends_a, ends_b), attrs = _members(table, 2)
+        for i, j, edge in zip(ends_a, ends_b, attrs, strict=True):
+            a, b = ids[i], ids[j]
+            adj[a][b] = adj[b][a] = edge
     return graph
 
 
@@ -223,16 +289,36 @@ def _taken(items: list[Any]) -> Iterator[Any]:
         yield items.pop()
 
 
-def _rows(table: dict[str, Any], width: int) -> Iterator[tuple[list[Any], dict[str, Any]]]:
-    """Each row of a node (``width`` 1) or edge (2) table with its attributes: the table's
-    kind, then its fields, nulls left out."""
+def _members(table: dict[str, Any], width: int) -> tuple[list[Sequence[Any]], list[dict[str, Any]]]:
+    """A node (``width`` 1) or edge (2) table's keys, as ``width`` columns, and each
+    member's attributes: the table's kind, then its fields, nulls left out. The members of
+    an edge table without fields share one attribute dict (such an edge holds its kind
+    alone, as a build makes it)."""
     kind, fields = table["kind"], table["fields"]
-    for row in table["rows"]:
-        attrs = {KIND: kind}
-        attrs.update(zip(fields, row[width:], strict=True))
-        if None in attrs.values():
-            attrs = {k: v for k, v in attrs.items() if v is not None}
-        yield row, attrs
+    if "rows" in table:  # the JSON form
+        rows = table["rows"]
+        if any(len(row) != width + len(fields) for row in rows):
+            raise ValueError(f"a {kind} row of other than {width} keys and {len(fields)} fields")
+        keys = [[row[k] for row in rows] for k in range(width)]
+        columns = [[row[k] for row in rows] for k in range(width, width + len(fields))]
+    else:
+        keys = table["keys"] if width == 1 else [array(_END, ends) for ends in table["keys"]]
+        keys, columns = [keys] if width == 1 else keys, table["columns"]
+    count = len(keys[0])
+    if len(keys) != width or len(columns) != len(fields) \
+            or any(len(column) != count for column in (*keys, *columns)):
+        raise ValueError(f"a {kind} table of columns of unequal lengths")
+    if width == 2 and not fields:
+        return keys, [{KIND: kind}] * count
+    names = (KIND, *fields)
+    rows = zip(repeat(kind, count), *columns, strict=True)
+    attrs = list(map(dict, map(zip, repeat(names), rows)))
+    for field, column in zip(fields, columns, strict=True):
+        if None in column:
+            for i, value in enumerate(column):
+                if value is None:
+                    del attrs[i][field]
+    return keys, attrs
 
 
 def save_snapshot(fabric: FabricGraph, path: str | Path) -> None:
@@ -279,11 +365,12 @@ def _compact(value: Any) -> str:
 
 
 def _packed(document: dict[str, Any]) -> Iterator[bytes]:
-    """The pieces of the packed form after :data:`PACKED`, each made and encoded alone."""
+    """The pieces of the packed form after :data:`PACKED`, each made and encoded alone:
+    its keys and its value, each a length and ``marshal`` bytes."""
     for keys, value in _pieces(document, ()):
-        encoded = marshal.dumps((keys, value))
-        yield _SIZE.pack(len(encoded))
-        yield encoded
+        for encoded in (marshal.dumps(keys), marshal.dumps(value)):
+            yield _SIZE.pack(len(encoded))
+            yield encoded
 
 
 def _pieces(value: dict[str, Any], keys: tuple[str, ...]
@@ -350,7 +437,7 @@ def read_document(path: str | Path) -> Any:
             return _unpacked(memoryview(data))
         except (EOFError, ValueError, TypeError, LookupError, struct.error) as exc:
             raise SnapshotError(f"{path}: a damaged packed snapshot: {exc!r}") from exc
-    if data.startswith(_PACKED_WHOLE):
+    if data.startswith(_PACKED_EARLIER):
         raise SnapshotError(f"{path}: a packed snapshot of an earlier fabcorr: save it again")
     try:
         text = data.decode(json.detect_encoding(data))
@@ -361,14 +448,35 @@ def read_document(path: str | Path) -> Any:
 
 
 def _unpacked(data: memoryview) -> dict[str, Any]:
+    """The document of a packed snapshot's pieces; the fact sections a load does not read
+    (all but :data:`INDEXED_FACTS`) are left :class:`Deferred`."""
     document: dict[str, Any] = {}
     at = len(PACKED)
     while at < len(data):
-        (size,) = _SIZE.unpack_from(data, at)
-        at += _SIZE.size
-        if at + size > len(data):
-            raise EOFError(f"a piece of {size} bytes cut at {len(data) - at}")
-        keys, value = marshal.loads(data[at:at + size])
-        _place(document, keys, value)
-        at += size
+        keys, at = _record(data, at)
+        keys = marshal.loads(keys)
+        value, at = _record(data, at)
+        deferred = len(keys) == 2 and keys[0] == "facts" and keys[1] not in INDEXED_FACTS
+        _place(document, keys, Deferred(bytes(value)) if deferred else marshal.loads(value))
     return document
+
+
+def _record(data: memoryview, at: int) -> tuple[memoryview, int]:
+    """The length-prefixed bytes at ``at`` and the offset after them."""
+    (size,) = _SIZE.unpack_from(data, at)
+    at += _SIZE.size
+    if at + size > len(data):
+        raise EOFError(f"a piece of {size} bytes cut at {len(data) - at}")
+    return data[at:at + size], at + size
+
+
+class Deferred:
+    """A packed piece's value left as its ``marshal`` bytes until it is read."""
+
+    __slots__ = ("encoded",)
+
+    def __init__(self, encoded: bytes) -> None:
+        self.encoded = encoded
+
+    def value(self) -> Any:
+        return marshal.loads(self.encoded)

@@ -24,6 +24,11 @@ def tier_links(fabric: FabricGraph) -> tuple[Links, Links]:
     return fabric.cached(_tier_links)
 
 
+def remember_tier_links(fabric: FabricGraph, links: tuple[Links, Links]) -> None:
+    """Take ``links`` as the fabric's :func:`tier_links` (as a packed snapshot kept them)."""
+    fabric.remember(_tier_links, links)
+
+
 def cables(links: tuple[Links, Links], a: str, b: str) -> tuple[tuple[str, str], ...]:
     """The (port on ``a``, port on ``b``) names of the cables between two adjacent tiers."""
     up, down = links

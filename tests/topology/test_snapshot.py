@@ -3,14 +3,16 @@
 import json
 import marshal
 import re
+from array import array
 from pathlib import Path
 
 import pytest
 
 from inventory.errors import SnapshotError, WriteError
 from simulator.generator import FabricSpec, JobSpec, generate_facts
-from topology import snapshot
+from topology import footprint, snapshot
 from topology.build import build_graph
+from topology.footprint import prepared_tables
 from topology.snapshot import load_snapshot, load_snapshot_switches, save_snapshot
 
 SPEC = FabricSpec(nodes=4, rails=2, vfs_per_pf=2, leaves_per_rail=2, spines=2,
@@ -75,15 +77,63 @@ def test_bad_snapshots_say_what_is_wrong(tmp_path, content, message):
         assert load_snapshot(path).facts is None  # fact rows are parsed on first use
 
 
+def _rows(packed_tables):
+    """The JSON form's row tables of the packed form's column tables."""
+    rows = []
+    for table in packed_tables:
+        keys = table.pop("keys")
+        keys = [keys] if isinstance(keys[0], str) else [array("I", k).tolist() for k in keys]
+        columns = table.pop("columns")
+        rows.append({**table, "rows": [list(row) for row in zip(*keys, *columns, strict=True)]})
+    return rows
+
+
 def test_the_packed_form_holds_the_json_document(fabric, tmp_path):
     save_snapshot(fabric, tmp_path / "s.json")
     save_snapshot(fabric, tmp_path / "s.packed")
-    assert (tmp_path / "s.packed").read_bytes().startswith(b"fabcorr/topology packed pieces\n")
+    assert (tmp_path / "s.packed").read_bytes().startswith(b"fabcorr/topology packed columns\n")
     packed = snapshot.read_document(tmp_path / "s.packed")
-    assert list(packed.pop(snapshot.TABLES)) == ["vfs", "macs"]
+    assert list(packed.pop(snapshot.TABLES)) == ["vfs", "macs", "code", "ports", "prepared"]
+    facts = packed["facts"]
+    assert {s for s, t in facts.items() if not isinstance(t, snapshot.Deferred)} == \
+        {"switches", "pod_interfaces"}  # the others are read on first use
+    packed["facts"] = {s: t.value() if isinstance(t, snapshot.Deferred) else t
+                       for s, t in facts.items()}
+    graph = packed["graph"]
+    graph["nodes"], graph["edges"] = _rows(graph["nodes"]), _rows(graph["edges"])
     assert packed == json.loads((tmp_path / "s.json").read_text())
     assert snapshot.snapshot_document(load_snapshot(tmp_path / "s.packed")) == \
         snapshot.snapshot_document(load_snapshot(tmp_path / "s.json"))
+
+
+def test_a_packed_load_takes_the_derived_tables_only_from_the_same_code(fabric, tmp_path,
+                                                                        monkeypatch):
+    save_snapshot(fabric, tmp_path / "s.packed")
+    built = prepared_tables(fabric)
+    kept = load_snapshot(tmp_path / "s.packed")
+    assert prepared_tables(kept) == built
+    assert kept.indexes.port_maps() == fabric.indexes.port_maps()
+    assert kept.cached(footprint._plugs) is not fabric.cached(footprint._plugs)
+    # Code that changed since the save derives every table again, and finds the same.
+    monkeypatch.setattr(snapshot, "derivation_code", lambda: "other code")
+    derived = load_snapshot(tmp_path / "s.packed")
+    assert prepared_tables(derived) == built
+    assert derived.indexes.port_maps() == fabric.indexes.port_maps()
+
+
+def test_kept_tables_are_what_the_load_uses(fabric, tmp_path, monkeypatch):
+    """A load that took its tables from the file answers from them: a changed table shows."""
+    save_snapshot(fabric, tmp_path / "s.packed")
+    leaf = next(n for n in fabric.graph if n.startswith("switch:leaf"))
+    real_prepare = footprint.prepare
+
+    def altered(fabric, tables=None):
+        if tables is not None:
+            tables["crowds"][0][tables["crowds"][1][leaf]] = (("x/y/net1",), ("x/y",), (), ())
+        return real_prepare(fabric, tables)
+
+    monkeypatch.setattr(snapshot, "prepare", altered)
+    assert footprint.crowd_below(load_snapshot(tmp_path / "s.packed"), leaf).pods == ("x/y",)
 
 
 def test_a_damaged_packed_snapshot_says_so(fabric, tmp_path):
@@ -97,12 +147,13 @@ def test_a_damaged_packed_snapshot_says_so(fabric, tmp_path):
 def test_the_packed_form_is_in_pieces_of_marshalled_keys_and_value(fabric, tmp_path):
     save_snapshot(fabric, tmp_path / "s.packed")
     data = (tmp_path / "s.packed").read_bytes()
-    at, pieces = len(snapshot.PACKED), []
+    at, records = len(snapshot.PACKED), []
     while at < len(data):
         size = int.from_bytes(data[at:at + 8], "little")
-        pieces.append(marshal.loads(data[at + 8:at + 8 + size]))
+        records.append(marshal.loads(data[at + 8:at + 8 + size]))
         at += 8 + size
     assert at == len(data)
+    pieces = list(zip(records[::2], records[1::2], strict=True))
     document = json.loads(snapshot.snapshot_text(fabric))
     sections = list(document["facts"])
     kinds = [t["kind"] for t in document["graph"]["nodes"]]
@@ -111,15 +162,16 @@ def test_the_packed_form_is_in_pieces_of_marshalled_keys_and_value(fabric, tmp_p
         ("schema",), ("version",), ("facts",), *(("facts", s) for s in sections),
         ("graph",), ("graph", "nodes"), *(("graph", "nodes") for _ in kinds),
         ("graph", "edges"), *(("graph", "edges") for _ in edge_kinds), ("problems",),
-        ("tables",), ("tables", "vfs"), ("tables", "macs")]
+        ("tables",), *(("tables", t) for t in ("vfs", "macs", "code", "ports", "prepared"))]
     assert pieces[3] == (("facts", sections[0]), document["facts"][sections[0]])
     assert [v["kind"] for keys, v in pieces if keys == ("graph", "nodes") and v] == kinds
 
 
-def test_a_packed_snapshot_of_the_whole_document_asks_to_be_saved_again(fabric, tmp_path):
+@pytest.mark.parametrize("header", [b"fabcorr/topology packed\n",
+                                    b"fabcorr/topology packed pieces\n"])
+def test_a_packed_snapshot_of_an_earlier_form_asks_to_be_saved_again(fabric, tmp_path, header):
     path = tmp_path / "old.packed"
-    path.write_bytes(b"fabcorr/topology packed\n" + marshal.dumps(snapshot.snapshot_document(
-        fabric)))
+    path.write_bytes(header + marshal.dumps(snapshot.snapshot_document(fabric)))
     with pytest.raises(SnapshotError, match=r"old\.packed: a packed snapshot of an earlier "
                                             "fabcorr: save it again"):
         load_snapshot(path)
