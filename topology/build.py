@@ -14,7 +14,7 @@ from inventory.bulk import gc_paused
 from inventory.facts import FactSet, PodInterfaceFact, Reporter, normalize_mac
 from inventory.problems import Problem
 from topology.footprint import prepare
-from topology.graph import FabricGraph
+from topology.graph import FabricGraph, cables_of
 from topology.links import EndpointResolver, reconcile_links
 from topology.roles import assign_roles
 from topology.schema import (
@@ -69,8 +69,9 @@ def _build(facts: FactSet) -> FabricGraph:
         if known:
             edge[SPEED] = min(known)
         adj[link.a][link.b] = adj[link.b][link.a] = edge
-    assign_roles(graph)
-    fabric = FabricGraph(graph, facts, tuple(problems))
+    cables = cables_of(graph)
+    assign_roles(graph, cables)
+    fabric = FabricGraph(graph, facts, tuple(problems), cables=cables)
     fabric.problems += fabric.indexes.problems
     return prepare(fabric)
 

@@ -39,8 +39,11 @@ class FabricGraph:
 
     def __init__(self, graph: nx.Graph, facts: FactSet | Callable[[], FactSet],
                  problems: tuple[Problem, ...], indexes: Indexes | None = None,
-                 vfs: VfTable | None = None) -> None:
+                 vfs: VfTable | None = None,
+                 cables: list[tuple[str, str, dict[str, Any]]] | None = None) -> None:
         self.graph = graph
+        if cables is not None:  # as :func:`cables_of` found them: the cached property's value
+            vars(self)["cables"] = cables
         # networkx's own node and adjacency dicts: lookups without its read-only views
         self._node: dict[str, dict[str, Any]] = graph._node
         self._adj: dict[str, dict[str, dict[str, Any]]] = graph._adj
@@ -113,7 +116,7 @@ class FabricGraph:
         nodes = self._node
         links: dict[str, dict[str, list[tuple[str, str]]]] = {
             s: {} for s in self.nodes_of(NodeKind.SWITCH)}
-        for a, b, edge in cables_of(self.graph):
+        for a, b, edge in self.cables:
             if edge[STATUS] not in USABLE_LINK:
                 continue
             ends = nodes[a], nodes[b]

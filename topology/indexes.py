@@ -9,10 +9,11 @@ from __future__ import annotations
 import ipaddress
 import re
 import socket
+import sys
 from array import array
 from bisect import bisect_left
 from collections import defaultdict
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from itertools import pairwise
 from typing import Any
@@ -21,7 +22,7 @@ import networkx as nx
 
 from inventory.facts import FactSet, PodInterfaceFact
 from inventory.problems import Problem
-from topology.schema import KIND, NodeKind, podif_id, switch_id
+from topology.schema import KIND, NodeKind, podif_id
 from topology.vfs import VfTable
 
 
@@ -166,17 +167,21 @@ class MacIndex:
         index = cls(array("Q"), array("L"), [node for _, node in nodes], vfs, {})
         macs = [mac for mac, _ in nodes] + [vfs.mac(row) for row in rows]
         owners = list(range(len(nodes))) + [len(nodes) + row for row in rows]
-        keyed, conflicts = [], []
-        for seq, mac in enumerate(macs):
-            if _CANONICAL_MAC.fullmatch(mac):
-                keyed.append(int(mac.replace(":", ""), 16) << 32 | seq)
-            elif mac in index._other:
-                conflicts.append((seq, index._other[mac]))
-            else:
-                index._other[mac] = owners[seq]
+        conflicts = []
+        keys = _mac_keys(macs)  # all canonical, as normalized facts are: parsed at once
+        canonical: Sequence[int] = range(len(macs))
+        if keys is None:
+            canonical = [seq for seq, mac in enumerate(macs) if _CANONICAL_MAC.fullmatch(mac)]
+            for seq in sorted(set(range(len(macs))).difference(canonical)):
+                if macs[seq] in index._other:
+                    conflicts.append((seq, index._other[macs[seq]]))
+                else:
+                    index._other[macs[seq]] = owners[seq]
+            keys = _mac_keys([macs[seq] for seq in canonical])
+            assert keys is not None
         last = -1
-        for entry in sorted(keyed):
-            key, seq = entry >> 32, entry & 0xFFFFFFFF
+        for at in sorted(range(len(keys)), key=keys.__getitem__):  # stable: ties by seq
+            key, seq = keys[at], canonical[at]
             if key == last:
                 conflicts.append((seq, index._owners[-1]))
                 continue
@@ -228,6 +233,28 @@ class MacIndex:
 _CANONICAL_MAC = re.compile(r"[0-9a-f]{2}(?::[0-9a-f]{2}){5}")
 
 
+def _mac_keys(macs: list[str]) -> array | None:
+    """Canonical MACs as 48-bit integers, parsed in a few calls rather than one per MAC
+    (a large fabric has a million); None unless every one is canonical."""
+    text, count = "".join(macs), len(macs)
+    if set(map(len, macs)) - {17} or any(text[at::17] != ":" * count for at in (2, 5, 8, 11, 14)):
+        return None
+    digits = text.replace(":", "")
+    try:
+        octets = bytes.fromhex(digits)
+    except ValueError:
+        return None
+    if len(octets) != 6 * count or digits != digits.lower():
+        return None
+    wide = bytearray(8 * count)  # each MAC as eight bytes, big-endian: two zeros, its six
+    for octet in range(6):
+        wide[2 + octet::8] = octets[octet::6]
+    keys = array("Q", wide)
+    if sys.byteorder == "little":
+        keys.byteswap()
+    return keys
+
+
 @dataclass(frozen=True, slots=True)
 class Indexes:
     """All hot-path lookups of one fabric graph."""
@@ -270,8 +297,8 @@ def build_indexes(graph: nx.Graph, facts: FactSet, vfs: VfTable,
     ips, problems = IpIndex.from_facts(facts.pod_interfaces)
     if by_mac is not None and ports is not None:
         return Indexes(ips, *ports, by_mac, tuple(problems))
-    agents = {
-        switch_id(s.name): ip_key(s.sflow_agent or s.mgmt_address)
+    agents = {  # by switch name
+        s.name: ip_key(s.sflow_agent or s.mgmt_address)
         for s in facts.switches
         if s.sflow_agent or s.mgmt_address
     }
@@ -290,7 +317,7 @@ def build_indexes(graph: nx.Graph, facts: FactSet, vfs: VfTable,
                 by_name.setdefault((switch, attrs["alias"]), node)
             if "ifindex" in attrs:
                 by_ifindex[(switch, attrs["ifindex"])] = node
-                agent = agents.get(switch_id(switch))
+                agent = agents.get(switch)
                 if agent is not None:
                     by_agent[(agent, attrs["ifindex"])] = node
         elif kind in (pf, vf) and by_mac is None:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Iterable
-from dataclasses import dataclass
+from typing import NamedTuple
 
 import networkx as nx
 
@@ -28,9 +28,9 @@ from topology.schema import (
 )
 
 
-@dataclass(frozen=True, slots=True)
-class Link:
-    """A cable between endpoints ``a`` < ``b`` (node IDs) and the endpoints that reported it."""
+class Link(NamedTuple):
+    """A cable between endpoints ``a`` < ``b`` (node IDs) and the endpoints that reported it
+    (a tuple: a large fabric makes hundreds of thousands)."""
 
     a: str
     b: str
@@ -45,6 +45,7 @@ class EndpointResolver:
         self._devices: dict[str, str] = {}  # chassis MAC or system name -> switch/node ID
         self._ports: dict[tuple[str, str], str] = {}  # (device ID, port name/alias) -> ID
         self._pf_by_mac: dict[str, str] = {}
+        self._found: dict[tuple[str, str, str], str | None] = {}  # chassis -> device ID
         for node, attrs in graph.nodes(data=True):
             kind = attrs[KIND]
             if kind in (NodeKind.SWITCH, NodeKind.NODE):
@@ -84,6 +85,14 @@ class EndpointResolver:
         return None
 
     def _device(self, fact: LldpNeighborFact) -> str | None:
+        """The device a report's chassis names (found once per chassis: every port of a
+        device reports the same)."""
+        key = (fact.chassis_id_subtype, fact.chassis_id, fact.system_name)
+        if key not in self._found:
+            self._found[key] = self._find_device(fact)
+        return self._found[key]
+
+    def _find_device(self, fact: LldpNeighborFact) -> str | None:
         if fact.chassis_id_subtype == IdSubtype.MAC:
             found = self._devices.get(normalize_mac(fact.chassis_id))
             if found is not None:

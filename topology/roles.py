@@ -14,7 +14,6 @@ from typing import Any
 
 import networkx as nx
 
-from topology.graph import cables_of
 from topology.schema import (
     KIND,
     NIC_INDEX,
@@ -33,16 +32,18 @@ _ROLE_BY_DISTANCE = (SwitchRole.LEAF, SwitchRole.SPINE, SwitchRole.SUPER_SPINE)
 TIER_OF_ROLE = {SwitchRole.LEAF: 1, SwitchRole.SPINE: 2, SwitchRole.SUPER_SPINE: 3}
 
 
-def assign_roles(graph: nx.Graph) -> None:
+def assign_roles(graph: nx.Graph, cables: list[tuple[str, str, dict[str, Any]]]
+                 ) -> None:
     """Set ``nic_index`` on PFs, ``role``/``tier``/``rails`` on switches, ``role`` on ports
-    and ``tier`` on cables, in place."""
+    and ``tier`` on ``cables`` (the graph's, as :func:`~topology.graph.cables_of` finds
+    them), in place."""
     nodes = graph._node  # networkx's own node dict: no view per lookup
     port, pf, usable = NodeKind.PORT.value, NodeKind.PF.value, USABLE_LINK
+    host, fabric = PortRole.HOST.value, PortRole.FABRIC.value
     _assign_nic_indexes(nodes)
     joined: set[tuple[str, str]] = set()  # switches joined by a usable cable
     rails: dict[str, set[int]] = defaultdict(set)
     port_roles: dict[str, str] = {}
-    cables = cables_of(graph)
     for a, b, edge in cables:
         if edge[STATUS] not in usable:
             continue
@@ -50,15 +51,14 @@ def assign_roles(graph: nx.Graph) -> None:
             attrs = nodes[end]
             if attrs[KIND] != port:
                 continue
-            switch = switch_id(attrs["switch"])
             far = nodes[other]
             if far[KIND] == pf:
-                port_roles[end] = PortRole.HOST.value
-                rails[switch].add(far[NIC_INDEX])
+                port_roles[end] = host
+                rails[switch_id(attrs["switch"])].add(far[NIC_INDEX])
             else:
-                port_roles[end] = PortRole.FABRIC.value
-                joined.add((switch, switch_id(far["switch"])))
-    switch_links = nx.Graph(joined)
+                port_roles[end] = fabric
+                joined.add((attrs["switch"], far["switch"]))
+    switch_links = nx.Graph((switch_id(s), switch_id(t)) for s, t in joined)
 
     switches = [n for n, attrs in nodes.items() if attrs[KIND] == NodeKind.SWITCH]
     leaves = [s for s in rails if s in switch_links]
@@ -82,12 +82,13 @@ def assign_roles(graph: nx.Graph) -> None:
     for node, attrs in nodes.items():
         if attrs[KIND] == port:
             attrs[ROLE] = port_roles.get(node, unused)
+    role_of = {nodes[s]["name"]: nodes[s][ROLE] for s in switches}
     for a, b, edge in cables:
         ends = nodes[a], nodes[b]
         if ends[0][KIND] == pf or ends[1][KIND] == pf:
             edge[TIER] = "host"
         else:
-            edge[TIER] = _link_tier(*(nodes[switch_id(end["switch"])][ROLE] for end in ends))
+            edge[TIER] = _link_tier(role_of[ends[0]["switch"]], role_of[ends[1]["switch"]])
 
 
 @cache

@@ -1,13 +1,14 @@
 """Hot-path indexes: time-aware IP ownership, sFlow (agent, ifIndex) -> port, MAC -> NIC."""
 
 import dataclasses
+import random
 
 import pytest
 
 from inventory.facts import PodInterfaceFact
 from simulator.generator import FabricSpec, JobSpec, generate_facts
 from topology.build import build_graph
-from topology.indexes import IpIndex, ip_key
+from topology.indexes import IpIndex, _mac_keys, ip_key
 
 T1 = 1_767_300_000.0
 A = PodInterfaceFact("team-a", "w-0", "net1", ipv4="10.1.0.5/24", valid_from=100.0,
@@ -91,3 +92,12 @@ def test_a_mac_seen_twice_is_a_conflict_and_the_first_owner_keeps_it():
     assert fabric.indexes.by_mac["not-a-mac"] == f"vf:{vfs[4].node}/{vfs[4].pci_address}"
     assert fabric.indexes.by_mac.get(pf.mac.upper()) is None  # keys are MACs as normalized
     assert len(fabric.indexes.by_mac) == 2 + 2 * 3 - 2
+
+
+def test_mac_keys_parse_canonical_macs_at_once_and_refuse_any_other():
+    rng = random.Random(5)
+    macs = [":".join(f"{rng.randrange(256):02x}" for _ in range(6)) for _ in range(2000)]
+    assert list(_mac_keys(macs)) == [int(mac.replace(":", ""), 16) for mac in macs]
+    for other in ("02:00:00:00:00:0A", "02:00:00:00:00: a", "02-00-00-00-00-0a",
+                  "02:00:00:00:00:0", "02:00:00:00:00:0aa", "02:00:00:00:00:0g"):
+        assert _mac_keys([*macs[:3], other]) is None, other
