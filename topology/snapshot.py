@@ -206,9 +206,9 @@ def fabric_from_document(document: Any, origin: str = "<snapshot>") -> FabricGra
         check_tables({k: v for k, v in tables.items() if not isinstance(v, Deferred)}, origin)
         graph = _graph(document["graph"])
         problems = tuple(Problem(*p) for p in document["problems"])
-        indexed = facts_from_tables({k: tables[k] for k in INDEXED_FACTS if k in tables},
-                                    origin)
         built = document.get(TABLES)
+        indexed = facts_from_tables({k: tables[k] for k in INDEXED_FACTS if k in tables},
+                                    origin, trusted=built is not None)
         if built is None:
             vfs, by_mac = VfTable.from_rows(_vf_rows(tables.get("vfs"), graph, origin)), None
         else:
@@ -216,7 +216,7 @@ def fabric_from_document(document: Any, origin: str = "<snapshot>") -> FabricGra
             by_mac = MacIndex.from_columns(built["macs"], vfs)
         ports, prepared = (built["ports"], built["prepared"]) \
             if built is not None and built.get("code") == derivation_code() else (None, None)
-        fabric = FabricGraph(graph, lambda: _facts(tables, origin), problems,
+        fabric = FabricGraph(graph, lambda: _facts(tables, origin, built is not None), problems,
                              build_indexes(graph, indexed, vfs, by_mac, ports), vfs)
         return prepare(fabric, prepared)
     except FactError as exc:
@@ -244,10 +244,11 @@ def _vf_rows(table: dict[str, Any] | None, graph: nx.Graph, origin: str) -> Iter
             yield node, pci, pf, index, mac
 
 
-def _facts(tables: dict[str, Any], origin: str) -> FactSet:
+def _facts(tables: dict[str, Any], origin: str, packed: bool) -> FactSet:
+    """The facts of a snapshot's tables (a packed one's trusted: fabcorr wrote it)."""
     try:
         with gc_paused():
-            return facts_from_tables(_read(tables), origin)
+            return facts_from_tables(_read(tables), origin, trusted=packed)
     except FactError as exc:
         raise SnapshotError(str(exc)) from exc
     except (EOFError, ValueError, TypeError) as exc:
