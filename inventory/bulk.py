@@ -36,7 +36,9 @@ def gc_paused() -> Iterator[None]:
 def _promote() -> None:
     """Move every object the collector tracks to its oldest generation (freezing, then
     unfreezing, moves them there without a scan), unless some are frozen: :func:`settle`
-    froze them, and unfreezing would hand them back to the collector."""
+    froze them, and unfreezing would hand them back to the collector. Cycles that are
+    garbage by then (a fabric swapped out) wait for the next full collection, which
+    :func:`settle` runs after a swap."""
     if gc.get_freeze_count() == 0:
         gc.freeze()
         gc.unfreeze()
