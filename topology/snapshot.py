@@ -52,7 +52,7 @@ from inventory.factfile import check_tables, fact_tables, facts_from_tables
 from inventory.facts import FactSet
 from inventory.files import replace_file
 from inventory.problems import Problem
-from topology import build, footprint, indexes, roles, tiers
+from topology import build, footprint, indexes, roles, schema, tiers
 from topology import graph as graph_module
 from topology.footprint import prepare, prepared_tables
 from topology.graph import FabricGraph
@@ -124,7 +124,7 @@ def derivation_code() -> str:
     """A digest of the source of the modules that derive a fabric's tables: a load by
     other code derives them again rather than trust them."""
     digest = hashlib.sha256()
-    for module in (build, footprint, graph_module, indexes, roles, tiers):
+    for module in (build, footprint, graph_module, indexes, roles, schema, tiers):
         digest.update(Path(module.__file__ or "").read_bytes())
     return digest.hexdigest()
 
