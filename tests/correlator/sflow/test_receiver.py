@@ -65,6 +65,13 @@ def _seen(worker: Worker) -> int:
     return totals.datagrams + totals.rejects.total()
 
 
+def _backlog_drops() -> int:
+    """Packets the kernel dropped before any socket, a CPU's input backlog being full
+    (``/proc/net/softnet_stat``'s second column, summed over CPUs)."""
+    with open("/proc/net/softnet_stat", encoding="ascii") as lines:
+        return sum(int(line.split()[1], 16) for line in lines)
+
+
 def _kernel_table_drops(port: int) -> int:
     """The kernel's ``drops`` summed over the IPv4 UDP sockets bound to ``port``."""
     with open("/proc/net/udp", encoding="ascii") as lines:
@@ -80,24 +87,27 @@ def test_two_worker_processes_share_the_port_and_account_for_every_datagram(floo
     config = ReceiverConfig(host="127.0.0.1", port=port, workers=2, interval_s=0.5,
                             rcvbuf_bytes=65536 if flood else 8 << 20)
     with ReceiverPool(config) as pool:
+        backlog = _backlog_drops()
         _send(port, agents, 300, skip=100, pause=not flood)  # each agent's datagram 100 is "lost"
         sent = 4 * 299
         intervals, totals = [], Totals()
         deadline = time.monotonic() + 60
-        while totals.datagrams + totals.kernel_drops < sent:
+        while totals.datagrams + totals.kernel_drops + _backlog_drops() - backlog < sent:
             assert time.monotonic() < deadline, totals
             interval, part = pool.next_interval(timeout_s=60)
             intervals.append(interval)
             totals.add(part)
-        dropped = _kernel_table_drops(port)
+        dropped, backlog = _kernel_table_drops(port), _backlog_drops() - backlog
     merged = merge(intervals)
     assert totals.kernel_drops == dropped
-    assert totals.datagrams + totals.kernel_drops == sent
+    # Every datagram was read or dropped at the socket, but those a busy machine dropped
+    # before any socket (its input backlog full: loopback traffic queues there too).
+    assert sent - backlog <= totals.datagrams + totals.kernel_drops <= sent
     # A kernel drop is a sequence gap too, unless it was among an agent's last datagrams
     # (or first: a worker kept from running while the flood began sees no gap at 100).
-    if totals.kernel_drops == 0:
+    if totals.kernel_drops == backlog == 0:
         assert totals.lost_datagrams == 4
-    assert totals.lost_datagrams <= 4 + totals.kernel_drops
+    assert totals.lost_datagrams <= 4 + totals.kernel_drops + backlog
     assert totals.agent_restarts == 0
     assert totals.samples == {"flow": 4 * totals.datagrams} and totals.rejects == {}
     by_agent: dict[bytes, list[int]] = {}
