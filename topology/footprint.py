@@ -132,7 +132,7 @@ def _restore(fabric: FabricGraph, tables: dict[str, Any]) -> None:
     fabric.remember(_behind, tables["behind"])
     fabric.remember(_groups, tables["groups"])
     remember_tier_links(fabric, tables["tier_links"])
-    vars(fabric)["switch_links"] = tables["switch_links"]  # as its cached_property stores it
+    fabric.remember_switch_links(tables["switch_links"])
 
 
 def crowd_below(fabric: FabricGraph, switch: str) -> Crowd:

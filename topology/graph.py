@@ -66,6 +66,11 @@ class FabricGraph:
         """Take ``value`` as ``derive(self)`` (a table a packed snapshot kept as derived)."""
         self._memo[derive] = value
 
+    def remember_switch_links(self, links: dict[str, dict[str, tuple[tuple[str, str], ...]]]
+                              ) -> None:
+        """Take ``links`` as :attr:`switch_links` (as a packed snapshot kept them)."""
+        vars(self)["switch_links"] = links  # where the cached property keeps its value
+
     @property
     def facts(self) -> FactSet:
         """The facts the graph was built from (parsed on first use when given lazily)."""
