@@ -14,6 +14,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import cache
 from itertools import islice
+from typing import NamedTuple
 
 from topology.footprint import Plug, plugs
 from topology.graph import FabricGraph
@@ -21,9 +22,9 @@ from topology.schema import id_name
 from topology.tiers import Links, cables, routes, tier_links
 
 
-@dataclass(frozen=True, slots=True)
-class Hop:
-    """One switch on a path, with the ports the traffic enters and leaves it by."""
+class Hop(NamedTuple):
+    """One switch on a path, with the ports the traffic enters and leaves it by (a tuple:
+    a query lists thousands)."""
 
     switch: str
     ingress: str
@@ -106,15 +107,16 @@ def _expand(fabric: FabricGraph, layers: list[list[str]], first: str, last: str
             route.pop()
             ways.pop()
             continue
-        reached = extend(ways[-1], route[-1], switch)
         if len(route) + 1 < len(layers):
+            ways.append(extend(ways[-1], route[-1], switch))
             route.append(switch)
-            ways.append(reached)
             choices.append(iter(steps(switch, len(route))))
             continue
-        end = name(switch)
-        for hops, ingress in reached:
-            yield (*hops, hop(end, ingress, last))
+        label, end, between = name(route[-1]), name(switch), cables(links, route[-1], switch)
+        tails = [(egress, hop(end, far, last)) for egress, far in between]
+        for hops, ingress in ways[-1]:
+            for egress, tail in tails:
+                yield (*hops, hop(label, ingress, egress), tail)
 
 
 _Ways = list[tuple[tuple[Hop, ...], str]]

@@ -10,6 +10,7 @@ route needs no search over the whole graph: its cost is the size of the layers.
 from __future__ import annotations
 
 from collections import defaultdict
+from operator import mul
 
 from topology.graph import FabricGraph
 from topology.schema import TIER
@@ -88,9 +89,9 @@ def _routes(fabric: FabricGraph, a: str, b: str) -> tuple[int, list[list[str]]]:
     climb_a, climb_b = climb(fabric, a), climb(fabric, b)
     for depth in range(1, min(len(climb_a), len(climb_b))):
         ways_a, ways_b = climb_a[depth], climb_b[depth]
-        meet = ways_a.keys() & ways_b.keys()
+        meet = [m for m in ways_a if m in ways_b]
         if meet:
-            count = sum(ways_a[m] * ways_b[m] for m in meet)
+            count = sum(map(mul, map(ways_a.__getitem__, meet), map(ways_b.__getitem__, meet)))
             up = tier_links(fabric)[0]
             return count, _layers(climb_a[:depth], climb_b[:depth], meet, up)[1:-1]
     return 0, []
@@ -98,7 +99,7 @@ def _routes(fabric: FabricGraph, a: str, b: str) -> tuple[int, list[list[str]]]:
 
 def climb(fabric: FabricGraph, switch: str) -> list[dict[str, int]]:
     """The switches above ``switch``, tier by tier (the first: the switch itself), each with
-    its number of cable-level ways up from ``switch``.
+    its number of cable-level ways up from ``switch``, in ID order.
 
     Switches with the same cables up climb alike above their own tier, so that part is
     found once per fabric for each such group.
@@ -109,14 +110,14 @@ def climb(fabric: FabricGraph, switch: str) -> list[dict[str, int]]:
     higher = climbs.get(key)
     if higher is None:
         higher = climbs[key] = []
-        ways = dict(key)
+        ways = dict(sorted(key))
         while ways:
             higher.append(ways)
             reached: dict[str, int] = defaultdict(int)
             for v, n in ways.items():
                 for u, found in up.get(v, _NOTHING).items():
                     reached[u] += n * len(found)
-            ways = dict(reached)
+            ways = dict(sorted(reached.items()))
     return [{switch: 1}, *higher]
 
 
@@ -138,17 +139,19 @@ def _climbs(fabric: FabricGraph) -> dict[frozenset[tuple[str, int]], list[dict[s
     return {}
 
 
-def _layers(climb_a: list[dict[str, int]], climb_b: list[dict[str, int]], meet: set[str],
+def _layers(climb_a: list[dict[str, int]], climb_b: list[dict[str, int]], meet: list[str],
             up: Links) -> list[list[str]]:
-    """Keep, on each side, the switches that lead to where both climbs meet."""
+    """Keep, on each side, the switches that lead to where both climbs meet (in the climbs'
+    ID order)."""
     sides = []
     for climb_side in (climb_a, climb_b):
-        kept = [meet]
+        kept, above = [meet], set(meet)
         for level in reversed(climb_side):
-            kept.append({v for v in level if not kept[-1].isdisjoint(up.get(v, ()))})
+            kept.append([v for v in level if not above.isdisjoint(up.get(v, ()))])
+            above = set(kept[-1])
         sides.append(kept[::-1])
     ascent, descent = sides
-    return [sorted(layer) for layer in ascent + descent[-2::-1]]
+    return [*ascent, *descent[-2::-1]]
 
 
 def _tier_links(fabric: FabricGraph) -> tuple[Links, Links]:
