@@ -216,7 +216,8 @@ def fabric_from_document(document: Any, origin: str = "<snapshot>") -> FabricGra
             by_mac = MacIndex.from_columns(built["macs"], vfs)
         ports, prepared = (built["ports"], built["prepared"]) \
             if built is not None and built.get("code") == derivation_code() else (None, None)
-        fabric = FabricGraph(graph, lambda: _facts(tables, origin, built is not None), problems,
+        trusted = built is not None  # the lazy facts keep their tables, not the built ones
+        fabric = FabricGraph(graph, lambda: _facts(tables, origin, trusted), problems,
                              build_indexes(graph, indexed, vfs, by_mac, ports), vfs)
         return prepare(fabric, prepared)
     except FactError as exc:
