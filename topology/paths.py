@@ -83,7 +83,7 @@ def _expand(fabric: FabricGraph, layers: list[list[str]], first: str, last: str
 
     The hops before each switch are made once for every route that shares them (one
     list per switch on the walk, of each cable choice so far and the port it arrives by),
-    so a route costs its last hop and one tuple.
+    and the last hop once per cable into it, so a path costs one hop and one tuple.
     """
     links = tier_links(fabric)
     hop, name = cache(Hop), cache(id_name)
