@@ -26,7 +26,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 from benchmarks.attribute_suite import leaf_templates, sample_to
@@ -136,27 +136,26 @@ def _attribute(snapshot: Path, pcap: Path, shard: str) -> tuple[float, float, fl
                              stdout=subprocess.PIPE)
     assert child.stdout is not None
     said = child.stdout.read()
-    _, status, usage = os.wait4(child.pid, 0)
-    if os.waitstatus_to_exitcode(status):
+    if child.wait():
         raise RuntimeError(f"fabcorr attribute --shard {shard} of {pcap.name} exited "
-                           f"{os.waitstatus_to_exitcode(status)}")
+                           f"{child.returncode}")
     spent = json.loads(said)
-    return spent["load_cpu_s"], spent["work_cpu_s"], usage.ru_maxrss * 1024 / MIB
+    return spent["load_cpu_s"], spent["work_cpu_s"], spent["peak_rss_mib"]
 
 
 def _shard(snapshot: str, pcap: str, shard: str) -> int:
     """``fabcorr attribute --snapshot SNAPSHOT --pcap PCAP --shard I/N`` in this process,
     its table discarded; prints the CPU seconds of the snapshot's load and of the rest
-    (the imports before it excluded). Exit 1 unless the command exits 0 (3 would be
-    datagrams rejected: not the shard's share)."""
+    (the imports before it excluded), and its peak RSS. Exit 1 unless the command exits 0
+    (3 would be datagrams rejected: not the shard's share)."""
     from correlator.cli import attribute
     from correlator.cli.main import main
 
     load, loads = attribute.load_snapshot, []
 
-    def timed_load(path: str) -> object:
+    def timed_load(path: str, owns: Callable[[str], bool] | None) -> object:
         began = time.process_time()
-        fabric = load(path)
+        fabric = load(path, owns)
         loads.append(time.process_time() - began)
         return fabric
 
@@ -166,8 +165,17 @@ def _shard(snapshot: str, pcap: str, shard: str) -> int:
         status = main(["attribute", "--snapshot", snapshot, "--pcap", pcap, "--shard", shard,
                        "-o", "table"])
     work = time.process_time() - began - sum(loads)
-    print(json.dumps({"load_cpu_s": sum(loads), "work_cpu_s": work}))
+    print(json.dumps({"load_cpu_s": sum(loads), "work_cpu_s": work, "peak_rss_mib": _peak()}))
     return 1 if status else 0
+
+
+def _peak() -> float:
+    """This process's peak RSS (MiB) since it began the program it runs: its own memory's
+    high-water mark, where the kernel's ``ru_maxrss`` of a child also counts the parent's
+    pages it was forked with (this suite's parent holds the whole fabric)."""
+    with open("/proc/self/status") as status:
+        found = next(line for line in status if line.startswith("VmHWM:"))
+    return int(found.split()[1]) * 1024 / MIB
 
 
 if __name__ == "__main__":

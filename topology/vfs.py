@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from array import array
 from collections import defaultdict
-from collections.abc import Iterable, Iterator
+from collections.abc import Container, Iterable, Iterator
 from itertools import chain
 from typing import Any
 
@@ -78,6 +78,15 @@ class VfTable:
                 and all(len(a) == len(macs) for a in arrays)):
             raise ValueError("VF table columns of unequal lengths")
         return cls(names, *arrays, macs, ranges)
+
+    def of_pfs(self, keep: Container[str]) -> VfTable:
+        """The table of the VFs whose PF's graph node ID ``keep`` holds."""
+        names, macs = self._names, self._macs
+        return VfTable.from_rows(
+            (names[node], names[pci], names[pf], index, macs[row])
+            for row, (node, pci, pf, index) in enumerate(zip(self._node, self._pci, self._pf,
+                                                             self._index, strict=True))
+            if pf_id(names[node], names[pf]) in keep)
 
     def __len__(self) -> int:
         return len(self._node)

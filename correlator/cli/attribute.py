@@ -63,7 +63,8 @@ def register(commands: argparse._SubParsersAction) -> None:
                         help="replay as shard I (from 0) of N (fabcorr run --shard): only "
                         "the datagrams of its switches' agents and the --counters of their "
                         "ports and of their cables' far ends; its link directions and the "
-                        "hotspots it judges (default: the whole run)")
+                        "hotspots it judges, from its share of the snapshot (default: the "
+                        "whole run)")
     parser.add_argument("--links", type=number(int, 1), default=20, metavar="N",
                         help="busiest link directions shown per interval in tables "
                         "(default 20; json/yaml list all)")
@@ -91,7 +92,7 @@ def _attribute(args: argparse.Namespace) -> ExitStatus:
     # One run, then the process ends: the cycle collector would only walk the snapshot's
     # millions of objects again and again (a third of the time), for nothing to free.
     gc.disable()
-    fabric = load_snapshot(args.snapshot)
+    fabric = load_snapshot(args.snapshot, args.shard.owns if args.shard != ALONE else None)
     readings = list(read_readings(args.counters)) if args.counters else []
     skipped: Counter[str] = Counter()
     capture = open_capture(args.pcap, args.port)

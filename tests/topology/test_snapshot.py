@@ -226,3 +226,34 @@ def test_the_switches_alone_are_those_of_the_whole_snapshot(tmp_path):
     other.write_text('{"schema": "something else"}')
     with pytest.raises(SnapshotError, match="not a fabcorr topology snapshot"):
         load_snapshot_switches(other)
+
+
+@pytest.mark.parametrize("name", ["topology.json", "topology.packed"])
+def test_a_share_holds_its_switches_ports_their_far_ends_and_every_workload(fabric, tmp_path,
+                                                                             name):
+    """A shard's share, found here from the whole graph by walking it; attributing needs
+    the ports, their owners and every pod interface's owner, all as the whole fabric's."""
+    path = tmp_path / name
+    save_snapshot(fabric, path)
+    owned = {"leaf01", "spine02"}
+    share = load_snapshot(path, owned.__contains__)
+    graph = fabric.graph
+    ports = {n for n, a in graph.nodes(data=True) if a["kind"] == "port" and a["switch"] in owned}
+    far = {other for port in ports for other, edge in graph.adj[port].items()
+           if edge["kind"] == "cabled"}
+    workloads = {n for n, a in graph.nodes(data=True)
+                 if a["kind"] in ("switch", "pod-interface", "pod", "job", "tenant")}
+    expected = ports | far | workloads
+    assert {graph.nodes[n]["kind"] for n in far} == {"port", "pf"}
+    assert set(share.graph.nodes) == expected
+    for node in expected:
+        assert typed(share.graph.nodes[node]) == typed(graph.nodes[node]), node
+    edges = {(a, b) for a, b in graph.edges if a in expected and b in expected}
+    assert {tuple(sorted(e)) for e in share.graph.edges} == {tuple(sorted(e)) for e in edges}
+    assert all(share.graph.edges[e] == graph.edges[e] for e in edges)
+    assert share.indexes.ports_by_agent == {
+        key: port for key, port in fabric.indexes.ports_by_agent.items() if port in expected}
+    assert footprint.owners(share) == footprint.owners(fabric)
+    assert len(share.vfs) == sum(fabric.vfs.pf_id(row) in expected
+                                 for row in range(len(fabric.vfs))) == 4
+    assert share.facts == fabric.facts
