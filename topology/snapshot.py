@@ -9,10 +9,11 @@ keys name, or is appended to the list already there. The packed form holds the g
 tables as columns (:func:`_columns`), so a load makes each attribute dict in one C call
 and shares repeated values, and ends with tables a load would otherwise build or derive
 (:data:`TABLES`); the fact sections a load does not need stay ``marshal`` bytes until
-``facts`` is first read. Both forms are written a piece at a time, as made, so a save
-never holds the whole document or its bytes. A load tells the forms apart by their first
-bytes. Only load packed snapshots that fabcorr wrote: like ``marshal`` itself, the packed
-reader is not hardened against crafted files.
+``facts`` is first read, and the derived tables until a load takes them. Both forms are
+written a piece at a time, as made, so a save never holds the whole document or its
+bytes. A load tells the forms apart by their first bytes. Only load packed snapshots that
+fabcorr wrote: like ``marshal`` itself, the packed reader is not hardened against crafted
+files.
 
 Layout (schema ``fabcorr/topology``, version 1), tables of rows to keep it small and fast::
 
@@ -218,7 +219,7 @@ def fabric_from_document(document: Any, origin: str = "<snapshot>",
         else:
             vfs = VfTable.from_columns(built["vfs"])
             by_mac = MacIndex.from_columns(built["macs"], vfs)
-        ports, prepared = (built["ports"], built["prepared"]) \
+        ports, prepared = (built["ports"].value(), built["prepared"].value()) \
             if built is not None and built.get("code") == derivation_code() and owns is None \
             else (None, None)
         trusted = built is not None  # the lazy facts keep their tables, not the built ones
@@ -525,16 +526,22 @@ def read_document(path: str | Path) -> Any:
 
 def _unpacked(data: memoryview) -> dict[str, Any]:
     """The document of a packed snapshot's pieces; the fact sections a load does not read
-    (all but :data:`INDEXED_FACTS`) are left :class:`Deferred`."""
+    (all but :data:`INDEXED_FACTS`) and the derived tables are left :class:`Deferred`."""
     document: dict[str, Any] = {}
     at = len(PACKED)
     while at < len(data):
         keys, at = _record(data, at)
         keys = marshal.loads(keys)
         value, at = _record(data, at)
-        deferred = len(keys) == 2 and keys[0] == "facts" and keys[1] not in INDEXED_FACTS
-        _place(document, keys, Deferred(bytes(value)) if deferred else marshal.loads(value))
+        _place(document, keys, Deferred(bytes(value)) if _later(keys) else marshal.loads(value))
     return document
+
+
+def _later(keys: tuple[str, ...]) -> bool:
+    """Whether a piece is left as its bytes: a fact section a load does not read, or a
+    derived table a load may not take (other code, a shard's share)."""
+    return len(keys) == 2 and ((keys[0] == "facts" and keys[1] not in INDEXED_FACTS)
+                               or (keys[0] == TABLES and keys[1] in ("ports", "prepared")))
 
 
 def _record(data: memoryview, at: int) -> tuple[memoryview, int]:
