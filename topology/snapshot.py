@@ -212,20 +212,20 @@ def fabric_from_document(document: Any, origin: str = "<snapshot>",
         built = document.get(TABLES)
         indexed = facts_from_tables({k: tables[k] for k in INDEXED_FACTS if k in tables},
                                     origin, trusted=built is not None)
+        trusted = built is not None  # the lazy facts keep their tables, not the built ones
+        whole = owns is None  # a share takes no table built for the whole fabric but VFs
         if built is None:
-            vfs, by_mac = VfTable.from_rows(_vf_rows(tables.get("vfs"), graph, origin)), None
-        elif owns is not None:  # the share's VFs: their MAC index is made again
-            vfs, by_mac = VfTable.from_columns(built["vfs"]).of_pfs(graph), None
+            vfs = VfTable.from_rows(_vf_rows(tables.get("vfs"), graph, origin))
         else:
             vfs = VfTable.from_columns(built["vfs"])
-            by_mac = MacIndex.from_columns(built["macs"], vfs)
+            vfs = vfs if whole else vfs.of_pfs(graph)
+        by_mac = MacIndex.from_columns(built["macs"], vfs) if trusted and whole else None
         ports, prepared = (built["ports"].value(), built["prepared"].value()) \
-            if built is not None and built.get("code") == derivation_code() and owns is None \
-            else (None, None)
-        trusted = built is not None  # the lazy facts keep their tables, not the built ones
+            if trusted and whole and built.get("code") == derivation_code() else (None, None)
         fabric = FabricGraph(graph, lambda: _facts(tables, origin, trusted), problems,
                              build_indexes(graph, indexed, vfs, by_mac, ports), vfs)
-        return prepare(fabric, prepared)
+        # a share answers attribution alone: the few tables it reads are derived on first use
+        return prepare(fabric, prepared) if whole else fabric
     except FactError as exc:
         raise SnapshotError(str(exc)) from exc
     except (LookupError, TypeError, ValueError) as exc:
@@ -482,7 +482,7 @@ def load_snapshot(path: str | Path, owns: Callable[[str], bool] | None = None) -
     graph: every switch, pod interface, pod, job and tenant, the ports of the switches
     ``owns`` accepts and the ports and PFs cabled to them; no hosts, VFs or other ports.
     It attributes those switches' ports as the whole fabric does, in a fraction of the
-    memory (a shard of 12 at x-large: a third of the nodes), and answers nothing else:
+    memory (a shard of 12 at x-large: a quarter of the nodes), and answers nothing else:
     topology queries need the whole fabric."""
     with gc_paused():
         return fabric_from_document(read_document(path), str(path), owns)

@@ -80,13 +80,18 @@ class VfTable:
         return cls(names, *arrays, macs, ranges)
 
     def of_pfs(self, keep: Container[str]) -> VfTable:
-        """The table of the VFs whose PF's graph node ID ``keep`` holds."""
+        """The table of the VFs whose PF's graph node ID ``keep`` holds (each PF asked
+        once: its VFs share its codes)."""
         names, macs = self._names, self._macs
+        kept: dict[tuple[int, int], bool] = {}
+        for node, pf in zip(self._node, self._pf, strict=True):
+            if (node, pf) not in kept:
+                kept[(node, pf)] = pf_id(names[node], names[pf]) in keep
         return VfTable.from_rows(
             (names[node], names[pci], names[pf], index, macs[row])
             for row, (node, pci, pf, index) in enumerate(zip(self._node, self._pci, self._pf,
                                                              self._index, strict=True))
-            if pf_id(names[node], names[pf]) in keep)
+            if kept[(node, pf)])
 
     def __len__(self) -> int:
         return len(self._node)
