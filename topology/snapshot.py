@@ -8,8 +8,9 @@ bytes, which parse several times faster than JSON. A piece's value goes at the p
 keys name, or is appended to the list already there. The packed form holds the graph's
 tables as columns (:func:`_columns`), so a load makes each attribute dict in one C call
 and shares repeated values, and ends with tables a load would otherwise build or derive
-(:data:`TABLES`); the fact sections a load does not need stay ``marshal`` bytes until
-``facts`` is first read, and the derived tables until a load takes them. Both forms are
+(:data:`TABLES`). A load reads the packed form a piece at a time, and leaves the fact
+sections in the file (it reads the few the indexes need, and all of them again on first
+use of ``facts``), and the derived tables until it takes them. Both forms are
 written a piece at a time, as made, so a save never holds the whole document or its
 bytes. A load tells the forms apart by their first bytes. Only load packed snapshots that
 fabcorr wrote: like ``marshal`` itself, the packed reader is not hardened against crafted
@@ -36,7 +37,9 @@ from __future__ import annotations
 import hashlib
 import json
 import marshal
+import os
 import struct
+import weakref
 from array import array
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -205,13 +208,16 @@ def fabric_from_document(document: Any, origin: str = "<snapshot>",
         raise SnapshotError(f"{origin}: snapshot version {document.get('version')!r} is not "
                             f"supported (this fabcorr reads version {VERSION})")
     try:
-        tables = document["facts"]
-        check_tables({k: v for k, v in tables.items() if not isinstance(v, Deferred)}, origin)
+        tables = document["facts"]  # a packed one's sections are all left in the file
+        now = {k: _value(v) for k, v in tables.items()
+               if k in INDEXED_FACTS or not isinstance(v, Deferred)}
+        check_tables(now, origin)
         graph = _graph(document["graph"], owns)
         problems = tuple(Problem(*p) for p in document["problems"])
         built = document.get(TABLES)
-        indexed = facts_from_tables({k: tables[k] for k in INDEXED_FACTS if k in tables},
+        indexed = facts_from_tables({k: now[k] for k in INDEXED_FACTS if k in now},
                                     origin, trusted=built is not None)
+        del now  # the lazy facts read the file again, rather than keep these
         trusted = built is not None  # the lazy facts keep their tables, not the built ones
         whole = owns is None  # a share takes no table built for the whole fabric but VFs
         if built is None:
@@ -228,7 +234,7 @@ def fabric_from_document(document: Any, origin: str = "<snapshot>",
         return prepare(fabric, prepared) if whole else fabric
     except FactError as exc:
         raise SnapshotError(str(exc)) from exc
-    except (LookupError, TypeError, ValueError) as exc:
+    except (LookupError, TypeError, ValueError, EOFError) as exc:
         raise SnapshotError(f"{origin}: malformed snapshot: {exc!r}") from exc
 
 
@@ -264,8 +270,7 @@ def _facts(tables: dict[str, Any], origin: str, packed: bool) -> FactSet:
 
 def _read(tables: dict[str, Any]) -> dict[str, Any]:
     """The fact tables with every :class:`Deferred` one read."""
-    return {section: table.value() if isinstance(table, Deferred) else table
-            for section, table in tables.items()}
+    return {section: _value(table) for section, table in tables.items()}
 
 
 def _graph(tables: dict[str, Any], owns: Callable[[str], bool] | None = None) -> nx.Graph:
@@ -496,24 +501,31 @@ def load_snapshot_switches(path: str | Path) -> FactSet:
         raise SnapshotError(f"{path}: not a fabcorr topology snapshot "
                             f"(expected schema {SCHEMA!r})")
     try:
-        return facts_from_tables({"switches": document["facts"]["switches"]}, str(path))
+        return facts_from_tables({"switches": _value(document["facts"]["switches"])},
+                                 str(path))
     except FactError as exc:
         raise SnapshotError(str(exc)) from exc
-    except (LookupError, TypeError) as exc:
+    except (LookupError, TypeError, ValueError, EOFError) as exc:
         raise SnapshotError(f"{path}: malformed snapshot: {exc!r}") from exc
 
 
 def read_document(path: str | Path) -> Any:
     """The snapshot document in the file ``path``, in either form (not checked yet)."""
     try:
-        data = Path(path).read_bytes()
+        with open(path, "rb") as stream:
+            if stream.read(len(PACKED)) != PACKED:
+                stream.seek(0)
+                return _json_document(path, stream.read())
+            source = _Opened(os.dup(stream.fileno()))
     except OSError as exc:
         raise SnapshotError(f"{path}: cannot read snapshot: {exc.strerror}") from exc
-    if data.startswith(PACKED):
-        try:
-            return _unpacked(memoryview(data))
-        except (EOFError, ValueError, TypeError, LookupError, struct.error) as exc:
-            raise SnapshotError(f"{path}: a damaged packed snapshot: {exc!r}") from exc
+    try:
+        return _unpacked(source)
+    except (EOFError, ValueError, TypeError, LookupError, struct.error) as exc:
+        raise SnapshotError(f"{path}: a damaged packed snapshot: {exc!r}") from exc
+
+
+def _json_document(path: str | Path, data: bytes) -> Any:
     if data.startswith(_PACKED_EARLIER):
         raise SnapshotError(f"{path}: a packed snapshot of an earlier fabcorr: save it again")
     try:
@@ -524,42 +536,67 @@ def read_document(path: str | Path) -> Any:
         raise SnapshotError(f"{path}: not JSON: {exc}") from exc
 
 
-def _unpacked(data: memoryview) -> dict[str, Any]:
-    """The document of a packed snapshot's pieces; the fact sections a load does not read
-    (all but :data:`INDEXED_FACTS`) and the derived tables are left :class:`Deferred`."""
+def _unpacked(source: _Opened) -> dict[str, Any]:
+    """The document of a packed snapshot's pieces, read one at a time; the fact sections
+    and the derived tables are left :class:`Deferred`."""
     document: dict[str, Any] = {}
     at = len(PACKED)
-    while at < len(data):
-        keys, at = _record(data, at)
-        keys = marshal.loads(keys)
-        value, at = _record(data, at)
-        _place(document, keys, Deferred(bytes(value)) if _later(keys) else marshal.loads(value))
+    while at < source.size:
+        keys_at, keys_size = _span(source, at)
+        keys = marshal.loads(source.read(keys_at, keys_size))
+        start, size = _span(source, keys_at + keys_size)
+        at = start + size
+        _place(document, keys, Deferred(source, start, size) if _later(keys)
+               else marshal.loads(source.read(start, size)))
     return document
 
 
 def _later(keys: tuple[str, ...]) -> bool:
-    """Whether a piece is left as its bytes: a fact section a load does not read, or a
-    derived table a load may not take (other code, a shard's share)."""
-    return len(keys) == 2 and ((keys[0] == "facts" and keys[1] not in INDEXED_FACTS)
+    """Whether a piece is left in the file: a fact section (the few the indexes need are
+    read at once, and again with the rest on first use of ``facts``), or a derived table
+    a load may not take (other code, a shard's share)."""
+    return len(keys) == 2 and (keys[0] == "facts"
                                or (keys[0] == TABLES and keys[1] in ("ports", "prepared")))
 
 
-def _record(data: memoryview, at: int) -> tuple[memoryview, int]:
-    """The length-prefixed bytes at ``at`` and the offset after them."""
-    (size,) = _SIZE.unpack_from(data, at)
+def _span(source: _Opened, at: int) -> tuple[int, int]:
+    """The offset and length of the length-prefixed bytes at ``at``."""
+    (size,) = _SIZE.unpack(source.read(at, _SIZE.size))
     at += _SIZE.size
-    if at + size > len(data):
-        raise EOFError(f"a piece of {size} bytes cut at {len(data) - at}")
-    return data[at:at + size], at + size
+    if at + size > source.size:
+        raise EOFError(f"a piece of {size} bytes cut at {source.size - at}")
+    return at, size
+
+
+class _Opened:
+    """A packed snapshot's file, kept open while a piece of it is left to read: a piece is
+    read from the file loaded, even once a save has replaced it (saves rename)."""
+
+    __slots__ = ("__weakref__", "_fd", "size")
+
+    def __init__(self, fd: int) -> None:
+        self._fd, self.size = fd, os.fstat(fd).st_size
+        weakref.finalize(self, os.close, fd)
+
+    def read(self, at: int, size: int) -> bytes:
+        data = os.pread(self._fd, size, at)
+        if len(data) < size:
+            raise EOFError(f"{size} bytes at {at}: the file ends after {len(data)}")
+        return data
 
 
 class Deferred:
-    """A packed piece's value left as its ``marshal`` bytes until it is read."""
+    """A packed piece's value left in its file until it is read."""
 
-    __slots__ = ("encoded",)
+    __slots__ = ("_at", "_size", "_source")
 
-    def __init__(self, encoded: bytes) -> None:
-        self.encoded = encoded
+    def __init__(self, source: _Opened, at: int, size: int) -> None:
+        self._source, self._at, self._size = source, at, size
 
     def value(self) -> Any:
-        return marshal.loads(self.encoded)
+        return marshal.loads(self._source.read(self._at, self._size))
+
+
+def _value(table: Any) -> Any:
+    """A fact table, read from the file when it was left there."""
+    return table.value() if isinstance(table, Deferred) else table
