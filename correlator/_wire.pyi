@@ -18,6 +18,9 @@ ROW_FORMAT: str
 rate, source address index, destination address index, direction index (``DIRECTIONS``),
 traffic index (``TRAFFIC``), samples, sum of frame lengths, sum of their squares as low
 and high 64 bits."""
+MAX_FLOWS: int
+"""How many flow keys an interval holds by default (a sample of a new key beyond them is
+lost, counted in the overflow as ``flows``)."""
 TRAFFIC: list[str]
 """Traffic class names by index: the packet classes of correlator.sflow.packet, then
 ``no-header``."""
@@ -45,9 +48,10 @@ PacketTuple or None), CounterSample (interface as a 19-tuple or None, ethernet a
 DatagramTuple = tuple[bytes, int, int, int, list[SampleTuple]]
 """agent, sub-agent, sequence number, uptime (ms), samples."""
 CounterTuple = tuple[int, int, int, tuple[int, ...] | None, tuple[int, ...] | None]
-SegmentTuple = tuple[float, list[bytes], list[bytes], bytes]
+SegmentTuple = tuple[float, list[bytes], list[bytes], list[bytes]]
 """start, agents (index 0 is ``b""``, then every agent seen in the segment, in order),
-addresses (index 0 is ``b""``: no address), flow-table rows (``ROW_FORMAT`` each)."""
+addresses (index 0 is ``b""``: no address), flow-table rows (``ROW_FORMAT`` each) in
+pieces (the core hands over a piece per agent that sent flow samples)."""
 IntervalTuple = tuple[float, float, list[SegmentTuple], CounterArrivals,
                       list[tuple[bytes, int, int, bytes, bytes, int]], dict[str, int]]
 """start, end, segments, counter samples (as they came), discard counts as (agent, port,

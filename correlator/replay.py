@@ -31,7 +31,7 @@ from correlator.attribution.hotspots import Hotspot, Thresholds
 from correlator.collect.rates import Rates
 from correlator.engine import Engine
 from correlator.scope import Scope
-from correlator.sflow.accounting import Totals
+from correlator.sflow.accounting import MAX_FLOWS, Totals
 from correlator.sflow.header import agent
 from correlator.sflow.pcap import Capture
 from correlator.sflow.receiver import Worker
@@ -52,6 +52,7 @@ class ReplayConfig:
     thresholds: Thresholds = field(default_factory=Thresholds)
     telemetry_interval_s: float | None = None  # how often counters were read: interval_s
     shard: Shard = ALONE  # the share of the run replayed
+    max_flows: int = MAX_FLOWS  # flow keys an interval holds; samples of more are lost
 
 
 @dataclass(frozen=True, slots=True)
@@ -112,7 +113,7 @@ def replay(fabric: FabricGraph, datagrams: Iterable[tuple[float, bytes]] | Captu
     while at is not None:
         if worker is None:
             start = at - at % config.interval_s
-            worker = Worker(start, config.interval_s)
+            worker = Worker(start, config.interval_s, max_flows=config.max_flows)
             changes = fabric.indexes.ips.changes(start, float("inf"))
         if at >= worker.end:
             publish(worker.close(at))

@@ -48,18 +48,20 @@ Sums = dict[bytes, dict[tuple[int, str, bytes, bytes, str, int], list[int]]]
 
 class FlowTable(NamedTuple):
     """Sums of flow samples, packed: ``agents`` and ``addresses`` (index 0 is ``b""``)
-    and rows of :data:`correlator._wire.ROW_FORMAT` that name them by index."""
+    and rows of :data:`correlator._wire.ROW_FORMAT` that name them by index, in pieces
+    (the core makes a piece of each agent's table and frees the table, so that an
+    interval's tables and rows are never all held at once)."""
 
     agents: list[bytes]
     addresses: list[bytes]
-    rows: bytes
+    rows: list[bytes]
 
     def flows(self) -> Iterator[tuple[FlowKey, tuple[int, int, int, int]]]:
         """Flow key -> (samples, estimated bytes, estimated packets, variance of the
         estimated bytes); a key comes once per sampling rate it was sampled at."""
         agents, addresses = self.agents, self.addresses
         for (agent, ifindex, rate, src, dst, direction, traffic, count, length, low,
-             high) in _ROW.iter_unpack(self.rows):
+             high) in (row for piece in self.rows for row in _ROW.iter_unpack(piece)):
             squares = high << 64 | low
             yield (agents[agent], ifindex, _DIRECTIONS[direction], addresses[src],
                    addresses[dst], _TRAFFIC[traffic]), (
@@ -84,7 +86,7 @@ def pack(by_agent: Sums) -> FlowTable:
             rows += _ROW.pack(number, ifindex, rate, src_index, dst_index,
                               _DIRECTION_INDEX[direction], _TRAFFIC_INDEX[traffic], count,
                               length, squares & (1 << 64) - 1, squares >> 64)
-    return FlowTable(agents, list(addresses), bytes(rows))
+    return FlowTable(agents, list(addresses), [bytes(rows)])
 
 
 @dataclass(slots=True)

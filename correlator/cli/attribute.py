@@ -28,6 +28,7 @@ from correlator.cli.sflow import open_capture, warn_skipped
 from correlator.cli.status import ExitStatus
 from correlator.data import to_data
 from correlator.replay import ReplayConfig, ReplayResult, replay
+from correlator.sflow.accounting import MAX_FLOWS
 from correlator.shards import ALONE, Shard, parse_shard
 from inventory.counters import PortCounters
 from inventory.errors import ConfigError
@@ -43,8 +44,9 @@ def register(commands: argparse._SubParsersAction) -> None:
         "from the port counters, with 95% intervals), then the hotspots with culprits and "
         "victims. Port counters come from the sFlow counter samples in the capture and "
         "from --counters. With --shard, only what that shard of a sharded service would "
-        "attribute. Exit 0; 3 when datagrams were rejected or samples named ports "
-        "the snapshot does not know, or the capture is cut short.")
+        "attribute. Exit 0; 3 when datagrams were rejected, samples named ports the "
+        "snapshot does not know or were lost to an interval's full table, or the capture "
+        "is cut short.")
     add_snapshot(parser)
     parser.add_argument("--pcap", required=True, metavar="FILE",
                         help="sFlow capture (pcap or pcapng)")
@@ -65,6 +67,11 @@ def register(commands: argparse._SubParsersAction) -> None:
                         "ports and of their cables' far ends; its link directions and the "
                         "hotspots it judges, from its share of the snapshot (default: the "
                         "whole run)")
+    parser.add_argument("--max-flows", type=number(int, 1), default=MAX_FLOWS, metavar="N",
+                        help="flow keys (agent, port, direction, addresses, traffic class, "
+                        "sampling rate) one interval holds, as the service's bound (default "
+                        f"{MAX_FLOWS:,}): a sample of a new key beyond them is lost, and "
+                        "counted")
     parser.add_argument("--links", type=number(int, 1), default=20, metavar="N",
                         help="busiest link directions shown per interval in tables "
                         "(default 20; json/yaml list all)")
@@ -97,11 +104,12 @@ def _attribute(args: argparse.Namespace) -> ExitStatus:
     skipped: Counter[str] = Counter()
     capture = open_capture(args.pcap, args.port)
     result = replay(fabric, capture, readings,
-                    ReplayConfig(args.interval, args.top_pods, thresholds, shard=args.shard))
+                    ReplayConfig(args.interval, args.top_pods, thresholds, shard=args.shard,
+                                 max_flows=args.max_flows))
     warn_skipped(args.pcap, capture, skipped)
     emit(result, lambda r, wide: _blocks(r, wide, args.links), args.output, sys.stdout)
     unknown = sum(sum(a.unknown_ports.values()) for a in result.attributions)
-    partial = result.totals.rejects or unknown or skipped["cut_short"]
+    partial = result.totals.rejects or result.totals.lost() or unknown or skipped["cut_short"]
     return ExitStatus.PARTIAL if partial else ExitStatus.OK
 
 
@@ -182,6 +190,7 @@ def _blocks(result: ReplayResult, wide: bool, links: int) -> list[Block]:
     blocks: list[Block] = [Fields([
         ("Intervals", len(result.attributions)), ("Datagrams", count(totals["datagrams"])),
         ("Samples", counted(totals["samples"])), ("Rejected", counted(totals["rejects"])),
+        ("Lost to full tables", counted(result.totals.lost())),
         ("Lost datagrams", count(totals["lost_datagrams"])),
         ("Hotspots", len(result.hotspots))])]
     for attribution in result.attributions:

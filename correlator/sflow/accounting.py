@@ -23,6 +23,7 @@ import logging
 from collections import Counter
 from dataclasses import dataclass, field
 
+from correlator import _wire
 from correlator.sflow.records import address_text
 
 _log = logging.getLogger(__name__)
@@ -30,6 +31,11 @@ MAX_AGENTS = 16384
 """Default bound of (agent, sub-agent) pairs followed."""
 MAX_SOURCES = 262144
 """Default bound of data sources whose drop counters are followed."""
+MAX_FLOWS: int = _wire.MAX_FLOWS
+"""Default bound of the flow keys (agent, port, direction, addresses, traffic class,
+sampling rate) one interval holds: a sample of a new key beyond it is lost, counted."""
+FULL_TABLES = ("flows", "counters", "discards")
+"""An interval's tables: a sample that finds one full is lost (:meth:`Totals.lost`)."""
 
 
 @dataclass(slots=True)
@@ -58,6 +64,10 @@ class Totals:
         self.kernel_drops += other.kernel_drops
         self.interleaved += other.interleaved
         self.evictions.update(other.evictions)
+
+    def lost(self) -> dict[str, int]:
+        """Samples lost because an interval's table was full, by table."""
+        return {table: self.evictions[table] for table in FULL_TABLES if self.evictions[table]}
 
 
 def name_interleaved(agent: bytes, sub_agent: int) -> None:

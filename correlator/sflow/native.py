@@ -58,8 +58,8 @@ def interval(raw: _wire.IntervalTuple) -> tuple[Interval, dict[str, int]]:
     """The :class:`~correlator.attribution.accumulate.Interval` of an accumulator's
     :meth:`~correlator._wire.Accumulator.take`, and its overflow counts."""
     start, end, raw_segments, counters, raw_discards, overflow = raw
-    segments = [Segment(at, [FlowTable(agents, addresses, rows)] if len(agents) > 1 else [])
-                for at, agents, addresses, rows in raw_segments]
+    segments = [Segment(at, [FlowTable(agents, addresses, pieces)] if len(agents) > 1 else [])
+                for at, agents, addresses, pieces in raw_segments]
     discards = {(agent, port, reason, src, dst): n
                 for agent, port, reason, src, dst, n in raw_discards}
     return Interval(start, end, segments, counters, discards), overflow

@@ -42,8 +42,15 @@ from typing import Any
 from correlator import _wire
 from correlator.attribution.accumulate import Interval, merge
 from correlator.sflow import native
-from correlator.sflow.accounting import MAX_AGENTS, MAX_SOURCES, Totals, name_interleaved
+from correlator.sflow.accounting import (
+    MAX_AGENTS,
+    MAX_FLOWS,
+    MAX_SOURCES,
+    Totals,
+    name_interleaved,
+)
 from correlator.sflow.admission import Admission, parse_relays
+from inventory.bulk import give_back
 from inventory.errors import ConfigError
 
 _CHECK_S = 0.1  # how often a worker process reads its control queue
@@ -165,8 +172,9 @@ class Worker:
     __slots__ = ("_closed", "_core", "interval_s")
 
     def __init__(self, start: float, interval_s: float, *, admission: Admission | None = None,
-                 max_agents: int = MAX_AGENTS, max_sources: int = MAX_SOURCES) -> None:
-        self._core = _wire.Collector(start, interval_s, max_agents, max_sources)
+                 max_agents: int = MAX_AGENTS, max_sources: int = MAX_SOURCES,
+                 max_flows: int = MAX_FLOWS) -> None:
+        self._core = _wire.Collector(start, interval_s, max_agents, max_sources, max_flows)
         self.interval_s = interval_s
         self._closed: list[tuple[Interval, Totals]] = []
         self.admit(admission)
@@ -245,6 +253,7 @@ def _closed(raw: tuple[_wire.IntervalTuple, dict[str, Any]]) -> tuple[Interval, 
     """An interval and its totals from the Rust collector."""
     raw_interval, counts = raw
     interval, overflow = native.interval(raw_interval)
+    give_back()  # the flow tables the core freed as it made their rows
     evictions = Counter(counts["evictions"])
     evictions.update({table: n for table, n in overflow.items() if n})
     for agent, sub_agent in counts["named"]:

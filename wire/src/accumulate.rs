@@ -140,14 +140,9 @@ impl Segment {
         })
     }
 
-    /// Every key's sums.
-    pub fn flows(&self) -> impl Iterator<Item = (&FlowKey, &Sums)> {
-        self.flows.iter().flatten()
-    }
-
-    /// How many keys the segment has.
-    pub fn keys(&self) -> usize {
-        self.flows.iter().map(FastMap::len).sum()
+    /// Each agent's table of sums, in the order of [`Segment::agents`].
+    pub fn into_tables(self) -> impl Iterator<Item = FastMap<FlowKey, Sums>> {
+        self.flows.into_iter()
     }
 
     /// `address`'s place in [`Segment::addresses`], added when new.

@@ -154,6 +154,7 @@ pub fn cut<K: Copy + Ord, R: Ord>(table: &FastMap<K, Sums>, top: usize, rank: im
             rest.add(s);
         }
         ranked.truncate(top);
+        ranked.shrink_to_fit(); // a link's tables live on with the interval: not its groups' room
         Some(rest)
     } else {
         None
@@ -306,6 +307,11 @@ impl<'a> Joiner<'a> {
             unknown: FastMap::default(),
             unattributed: 0,
         }
+    }
+
+    /// Room for `rows` more rows (the rows of [`Joiner::add`] may not know their count).
+    pub fn reserve(&mut self, rows: usize) {
+        self.rows.reserve(rows);
     }
 
     /// Add the rows of a segment that started at `at`, whose agents and addresses are

@@ -9,7 +9,7 @@ use std::sync::mpsc;
 
 use std::net::{IpAddr, SocketAddr};
 
-use crate::accumulate::{self, guarded, Interval, Limits};
+use crate::accumulate::{self, guarded, FlowKey, Interval, Limits, Sums};
 use crate::admission::{Admission, Refusal, Relay};
 use crate::attribute::Row;
 use crate::capture::{Capture, OpenError, Udp};
@@ -18,6 +18,7 @@ use crate::datagram::{self, Counts, Datagram, Level, Sample};
 use crate::discard_sample::DiscardSample;
 use crate::flow_sample::FlowSample;
 use crate::forward::{self, Forwarding};
+use crate::hash::FastMap;
 use crate::loss::Loss;
 use crate::packet::{Addr, Packet, Traffic};
 use crate::receive::{Receiving, Request};
@@ -173,7 +174,7 @@ fn counts_dict<'py>(py: Python<'py>, c: &Counts) -> PyResult<Bound<'py, PyDict>>
 
 fn interval_tuple<'py>(py: Python<'py>, interval: Interval) -> PyResult<Any<'py>> {
     let segments = PyList::empty(py);
-    for segment in &interval.segments {
+    for segment in interval.segments {
         let agents = PyList::empty(py);
         for a in std::iter::once(&Addr::NONE).chain(&segment.agents) {
             agents.append(PyBytes::new(py, a.as_bytes()))?;
@@ -182,22 +183,13 @@ fn interval_tuple<'py>(py: Python<'py>, interval: Interval) -> PyResult<Any<'py>
         for a in &segment.addresses {
             addresses.append(PyBytes::new(py, a.as_bytes()))?;
         }
-        let rows = PyBytes::new_with(py, segment.keys() * ROW_SIZE, |buffer| {
-            for ((key, sums), out) in segment.flows().zip(buffer.chunks_exact_mut(ROW_SIZE)) {
-                let squares = sums.squares();
-                let words = [key.agent, key.ifindex, key.rate, key.src, key.dst];
-                let longs = [sums.samples, sums.bytes, squares as u64, (squares >> 64) as u64];
-                for (word, place) in words.iter().zip(out[..20].chunks_exact_mut(4)) {
-                    place.copy_from_slice(&word.to_le_bytes());
-                }
-                out[20..24].copy_from_slice(&[key.direction as u8, key.traffic as u8, 0, 0]);
-                for (long, place) in longs.iter().zip(out[24..].chunks_exact_mut(8)) {
-                    place.copy_from_slice(&long.to_le_bytes());
-                }
-            }
-            Ok(())
-        })?;
-        segments.append((segment.start, agents, addresses, rows))?;
+        let (start, pieces) = (segment.start, PyList::empty(py));
+        // a piece per agent's table, each table freed as soon as its rows are made: the
+        // interval's tables and its rows never all held at once
+        for table in segment.into_tables().filter(|table| !table.is_empty()) {
+            pieces.append(rows(py, &table)?)?;
+        }
+        segments.append((start, agents, addresses, pieces))?;
     }
     let counters = Bound::new(py, counter_samples::PyCounterArrivals { items: interval.counters })?;
     let discards = PyList::empty(py);
@@ -219,6 +211,25 @@ fn interval_tuple<'py>(py: Python<'py>, interval: Interval) -> PyResult<Any<'py>
             overflow.into_any(),
         ],
     )
+}
+
+/// A flow table's rows, `ROW_SIZE` bytes each.
+fn rows<'py>(py: Python<'py>, table: &FastMap<FlowKey, Sums>) -> PyResult<Bound<'py, PyBytes>> {
+    PyBytes::new_with(py, table.len() * ROW_SIZE, |buffer| {
+        for ((key, sums), out) in table.iter().zip(buffer.chunks_exact_mut(ROW_SIZE)) {
+            let squares = sums.squares();
+            let words = [key.agent, key.ifindex, key.rate, key.src, key.dst];
+            let longs = [sums.samples, sums.bytes, squares as u64, (squares >> 64) as u64];
+            for (word, place) in words.iter().zip(out[..20].chunks_exact_mut(4)) {
+                place.copy_from_slice(&word.to_le_bytes());
+            }
+            out[20..24].copy_from_slice(&[key.direction as u8, key.traffic as u8, 0, 0]);
+            for (long, place) in longs.iter().zip(out[24..].chunks_exact_mut(8)) {
+                place.copy_from_slice(&long.to_le_bytes());
+            }
+        }
+        Ok(())
+    })
 }
 
 /// decode(data) -> (datagram tuple or None, counts): one datagram, for tests and tools.
@@ -393,7 +404,7 @@ impl PyCollector {
 impl PyCollector {
     #[new]
     #[pyo3(signature = (start, interval_s, max_agents = crate::loss::MAX_AGENTS,
-                        max_sources = crate::loss::MAX_SOURCES, max_flows = 1 << 22,
+                        max_sources = crate::loss::MAX_SOURCES, max_flows = Limits::default().flows,
                         max_counters = 1 << 20, max_discards = 1 << 16))]
     fn new(
         start: f64,
@@ -766,6 +777,7 @@ fn _wire(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("DROPS", route::Cause::ALL.map(route::Cause::name))?;
     m.add_class::<PyCapture>()?;
     m.add("ROW_FORMAT", ROW_FORMAT)?;
+    m.add("MAX_FLOWS", Limits::default().flows)?;
     m.add("Z95", crate::share::Z95)?;
     m.add("FEW_SAMPLES", crate::share::FEW_SAMPLES)?;
     m.add("CHECKS", PyTuple::new(m.py(), crate::share::Check::NAMES)?)?;

@@ -153,7 +153,8 @@ def test_samples_go_to_who_owned_their_source_when_they_came(handed_over):
 def test_the_core_refuses_damaged_flow_rows(handed_over, damage, message):
     interval = _intervals(handed_over, _capture()[0])[0]
     [table] = interval.segments[0].tables
-    assert len(table.rows) % 56 == 0 and len(table.rows) > 56
-    segments = [(interval.start, table.agents, table.addresses, damage(table.rows))]
+    rows = b"".join(table.rows)
+    assert len(rows) % 56 == 0 and len(rows) > 56
+    segments = [(interval.start, table.agents, table.addresses, [damage(rows)])]
     with pytest.raises(ValueError, match=message):
         fabric_join(handed_over).core.attribute(segments, 10, {})

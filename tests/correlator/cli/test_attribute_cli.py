@@ -158,6 +158,29 @@ def test_defaults_attribute_every_interval_and_find_no_hotspot(capsys, capture):
     assert result["hotspots"] == []  # 0.5 utilization, 0.5 discards/s, 25 PFC/s, 500 ECN/s
 
 
+def test_samples_of_keys_beyond_an_intervals_flow_table_are_lost_counted_and_exit_3(
+        capsys, capture):
+    """One flow key an interval: spine01's first (tenant a's) is kept; tenant b's samples
+    and leaf02's, each a key of its own, are lost and counted, and the run is partial."""
+    code = main(["attribute", "--snapshot", str(capture / "topology.json"), "--pcap",
+                 str(capture / "run.pcap"), "--max-flows", "1", "-o", "json"])
+    out, err = capsys.readouterr()
+    assert code == 3, err
+    result = json.loads(out)
+    assert result["totals"]["evictions"] == {"flows": INTERVALS * B_SAMPLES
+                                             + OTHER_PORT_SAMPLES}
+    for attribution in result["attributions"]:
+        spine = _link(attribution, "spine01/Ethernet1", "in")
+        assert spine["samples"] == A_SAMPLES
+        assert [t["name"] for t in spine["tenants"]] == ["tenant:a"]
+        assert _link(attribution, "leaf02/Ethernet1", "in") is None
+    code = main(["attribute", "--snapshot", str(capture / "topology.json"), "--pcap",
+                 str(capture / "run.pcap"), "--max-flows", "1", "-o", "table"])
+    assert code == 3
+    assert f"Lost to full tables: {INTERVALS * B_SAMPLES + OTHER_PORT_SAMPLES} flows" in \
+        capsys.readouterr().out.splitlines()
+
+
 @pytest.mark.parametrize(("port", "datagrams", "flow"), [
     (6343, 2 * INTERVALS, INTERVALS * (A_SAMPLES + B_SAMPLES)),
     (OTHER_PORT, 1, OTHER_PORT_SAMPLES),
@@ -217,8 +240,10 @@ def test_links_shows_the_busiest_link_directions_in_tables(capsys, capture):
     out = attribute(capsys, capture, "--links", "1", "--port", "6343", fmt="table")
     blocks = out.split("\n\n")
     assert blocks[0].splitlines() == [
-        "Intervals:      4", "Datagrams:      8", "Samples:        4 counters, 360 flow",
-        "Rejected:       none", "Lost datagrams: 0", "Hotspots:       0"]
+        "Intervals:           4", "Datagrams:           8",
+        "Samples:             4 counters, 360 flow",
+        "Rejected:            none", "Lost to full tables: none",
+        "Lost datagrams:      0", "Hotspots:            0"]
     # interval 0 has one busy direction (no counters yet); then the uplink's 250 GB lead
     assert blocks[1].splitlines()[0] == f"Interval {iso(T0)} +10 s"
     assert cells(blocks[1].splitlines()[2])[:2] == ["spine01:Ethernet1", "in"]

@@ -18,8 +18,8 @@ use crate::share::{counter_check, Check, Counters};
 pub const OTHER: &str = "other";
 
 /// A segment's flow table as `Accumulator.take` hands it over: start, agents, addresses,
-/// rows.
-type SegmentTable<'py> = (f64, Vec<Bound<'py, PyBytes>>, Vec<Bound<'py, PyBytes>>, Bound<'py, PyBytes>);
+/// rows (in pieces).
+type SegmentTable<'py> = (f64, Vec<Bound<'py, PyBytes>>, Vec<Bound<'py, PyBytes>>, Vec<Bound<'py, PyBytes>>);
 
 /// The join of flow tables to a fabric's ports and pod interfaces (see the stub).
 #[pyclass(module = "correlator._wire", name = "Join", frozen)]
@@ -87,17 +87,24 @@ impl PyJoin {
         let py = slf.py();
         let join = slf.get();
         let mut joiner = Joiner::new(&join.index);
-        for (at, agents, addresses, rows) in &segments {
+        for (at, agents, addresses, pieces) in &segments {
             let agents: Vec<Addr> = agents.iter().map(|a| Addr::from_slice(a.as_bytes())).collect();
             let addresses: Vec<Addr> = addresses.iter().map(|a| Addr::from_slice(a.as_bytes())).collect();
-            let rows = rows.as_bytes();
-            if rows.len() % ROW_SIZE != 0 {
-                return Err(bad(format!("flow rows of {} bytes: not whole rows of {ROW_SIZE}", rows.len())));
+            for rows in pieces.iter().map(|piece| piece.as_bytes()) {
+                if rows.len() % ROW_SIZE != 0 {
+                    return Err(bad(format!(
+                        "flow rows of {} bytes: not whole rows of {ROW_SIZE}",
+                        rows.len()
+                    )));
+                }
+                if !rows.chunks_exact(ROW_SIZE).all(|raw| row(raw).is_some()) {
+                    return Err(bad("a flow row names no direction or traffic class".into()));
+                }
             }
-            if !rows.chunks_exact(ROW_SIZE).all(|raw| row(raw).is_some()) {
-                return Err(bad("a flow row names no direction or traffic class".into()));
-            }
-            guarded(|| joiner.add(*at, &agents, &addresses, rows.chunks_exact(ROW_SIZE).filter_map(row)))
+            joiner.reserve(pieces.iter().map(|piece| piece.as_bytes().len() / ROW_SIZE).sum());
+            let rows =
+                pieces.iter().flat_map(|piece| piece.as_bytes().chunks_exact(ROW_SIZE)).filter_map(row);
+            guarded(|| joiner.add(*at, &agents, &addresses, rows))
                 .map_err(|_| pyo3::exceptions::PyRuntimeError::new_err("the join panicked"))?
                 .map_err(bad)?;
         }
