@@ -50,7 +50,7 @@ bench: $(STAMP)
 # The topology suite on the x-large fabric (issue 15's targets; ~12 GB and minutes before
 # the compact graph, run it alone on a quiet machine). The table's peak_rss_mib row is the
 # whole suite process's, as /usr/bin/time -v counts it. Then one x-large interval through
-# 12 shards (issue 17: benchmarks/shard_suite.py).
+# 16 shards (issue 17: benchmarks/shard_suite.py).
 bench-xl: $(STAMP)
 	$(BIN)/python -m benchmarks --only topology --sizes x-large --repeat 1
 	$(BIN)/python -m benchmarks --only shards --repeat 1
