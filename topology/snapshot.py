@@ -215,10 +215,10 @@ def fabric_from_document(document: Any, origin: str = "<snapshot>",
         graph = _graph(document["graph"], owns)
         problems = tuple(Problem(*p) for p in document["problems"])
         built = document.get(TABLES)
+        trusted = built is not None  # packed: fabcorr wrote it
         indexed = facts_from_tables({k: now[k] for k in INDEXED_FACTS if k in now},
-                                    origin, trusted=built is not None)
+                                    origin, trusted=trusted)
         del now  # the lazy facts read the file again, rather than keep these
-        trusted = built is not None  # the lazy facts keep their tables, not the built ones
         whole = owns is None  # a share takes no table built for the whole fabric but VFs
         if built is None:
             vfs = VfTable.from_rows(_vf_rows(tables.get("vfs"), graph, origin))

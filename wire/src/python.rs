@@ -257,7 +257,9 @@ struct PyAccumulator {
 #[pymethods]
 impl PyAccumulator {
     #[new]
-    #[pyo3(signature = (start, max_flows = 1 << 22, max_counters = 1 << 20, max_discards = 1 << 16))]
+    #[pyo3(signature = (start, max_flows = Limits::default().flows,
+                        max_counters = Limits::default().counters,
+                        max_discards = Limits::default().discards))]
     fn new(start: f64, max_flows: usize, max_counters: usize, max_discards: usize) -> Self {
         let limits = Limits { flows: max_flows, counters: max_counters, discards: max_discards };
         PyAccumulator { inner: accumulate::Accumulator::new(start, limits) }
@@ -405,7 +407,8 @@ impl PyCollector {
     #[new]
     #[pyo3(signature = (start, interval_s, max_agents = crate::loss::MAX_AGENTS,
                         max_sources = crate::loss::MAX_SOURCES, max_flows = Limits::default().flows,
-                        max_counters = 1 << 20, max_discards = 1 << 16))]
+                        max_counters = Limits::default().counters,
+                        max_discards = Limits::default().discards))]
     fn new(
         start: f64,
         interval_s: f64,
