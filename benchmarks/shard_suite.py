@@ -15,6 +15,9 @@ that loses a sample fails the suite (its exit status is 3): the samples are pair
 from the whole fabric, each a flow key of its own, and an interval's flow table holds
 :data:`~correlator.sflow.accounting.MAX_FLOWS` keys (4,194,304), which the busiest of 12
 shards (4.5 M samples) overflows: hence 16.
+``service_shard_fabric_rss_mib`` is what the busiest shard's ``fabcorr run --shard``
+holds once it has built its fabric (from its own switches' facts, as its discovery finds
+them, and the whole inventory; :func:`_discovered_fabric`), before any interval.
 ``shards_needed`` is the fewest shards whose busiest share would fit both its CPU in the
 interval and its keys in the table, from the busiest share measured at ``SHARDS`` (work
 and samples spread over the shards as their switches do); ``shards_needed_by_cpu`` the
@@ -24,9 +27,11 @@ CPU's alone.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import json
 import math
 import os
+import pickle
 import random
 import subprocess
 import sys
@@ -38,7 +43,9 @@ from pathlib import Path
 from benchmarks.attribute_suite import leaf_templates, sample_to
 from benchmarks.harness import Result, median
 from correlator.sflow.accounting import MAX_FLOWS
-from correlator.shards import owner
+from correlator.shards import Shard, owner
+from inventory.bulk import give_back, settle
+from inventory.facts import FactSet, Reporter
 from simulator import sflow_wire
 from simulator.generator import generate_facts
 from simulator.ladder import ladder_spec
@@ -64,7 +71,8 @@ def run(sizes: list[str], repeat: int) -> list[Result]:
 
 def measure(size: str, samples: int, shards: int) -> list[Result]:
     """Every metric of ``samples`` samples of the ladder fabric ``size`` over ``shards``."""
-    fabric = build_graph(generate_facts(ladder_spec(size)))
+    facts = generate_facts(ladder_spec(size))
+    fabric = build_graph(facts)
     results: list[Result] = []
 
     def record(metric: str, value: float, unit: str) -> None:
@@ -76,6 +84,9 @@ def measure(size: str, samples: int, shards: int) -> list[Result]:
         save_snapshot(fabric, snapshot)
         shares = write_shares(fabric, samples, shards, folder)
         del fabric
+        busiest_shard = max(range(shards), key=lambda index: shares[index][1])
+        built, built_peak = _discovered_fabric(facts, Shard(busiest_shard, shards), folder)
+        del facts
         loads, work, rss = [], [], []
         for index, (pcap, count) in enumerate(shares):
             load, cpu, peak = _attribute(snapshot, pcap, f"{index}/{shards}")
@@ -98,6 +109,8 @@ def measure(size: str, samples: int, shards: int) -> list[Result]:
     record("shards_needed", max(by_cpu, by_table), "count")
     record("shards_needed_by_cpu", by_cpu, "count")
     record("peak_rss_per_shard_mib", max(rss), "MiB")
+    record("service_shard_fabric_rss_mib", built, "MiB")
+    record("service_shard_fabric_peak_rss_mib", built_peak, "MiB")
     record("total_work_samples_per_cpu_s", samples / sum(work), "samples/s")
     return results
 
@@ -137,6 +150,45 @@ def _datagrams(rng: random.Random, leaves: list[str],
                                             count)
         yield start + SECONDS * made / samples, header + body, agents[leaf]
         made += count
+
+
+def _discovered_fabric(facts: FactSet, shard: Shard, folder: Path) -> tuple[float, float]:
+    """The fabric ``fabcorr run --shard`` builds, in a process of its own: from its own
+    switches' facts (what its discovery finds) and the inventory, the others' switches
+    elsewhere. Its RSS once built (and freed memory given back), and its peak (MiB)."""
+    own = {s.name for s in facts.switches if shard.owns(s.name)}
+    discovered = dataclasses.replace(
+        FactSet(), switches=tuple(s for s in facts.switches if s.name in own),
+        interfaces=tuple(i for i in facts.interfaces if i.switch in own),
+        neighbors=tuple(n for n in facts.neighbors
+                        if n.reporter == Reporter.SWITCH and n.local_device in own))
+    inventory = dataclasses.replace(facts, switches=(), interfaces=(), neighbors=tuple(
+        n for n in facts.neighbors if n.reporter != Reporter.SWITCH))
+    path = folder / "service-shard.facts"
+    with path.open("wb") as stream:
+        pickle.dump((discovered, inventory, sorted({s.name for s in facts.switches} - own)),
+                    stream, protocol=pickle.HIGHEST_PROTOCOL)
+    said = subprocess.run([sys.executable, "-m", __name__, "--fabric", str(path)],
+                          stdout=subprocess.PIPE, check=True).stdout
+    built = json.loads(said)
+    print(f"  shard {shard}'s fabric, built as fabcorr run --shard builds it: RSS "
+          f"{built['rss_mib']:,.0f} MiB, peak {built['peak_rss_mib']:,.0f} MiB",
+          file=sys.stderr, flush=True)
+    return built["rss_mib"], built["peak_rss_mib"]
+
+
+def _build_fabric(path: str) -> int:
+    """Build the fabric of :func:`_discovered_fabric`'s facts, as the service does; print
+    the RSS then and the peak."""
+    with open(path, "rb") as stream:
+        discovered, inventory, elsewhere = pickle.load(stream)
+    fabric = build_graph(discovered.merge(inventory), frozenset(elsewhere))
+    del discovered, inventory
+    settle()
+    give_back()
+    print(json.dumps({"rss_mib": _status("VmRSS"), "peak_rss_mib": _peak(),
+                      "nodes": fabric.graph.number_of_nodes()}))
+    return 0
 
 
 def _attribute(snapshot: Path, pcap: Path, shard: str) -> tuple[float, float, float]:
@@ -184,10 +236,16 @@ def _peak() -> float:
     """This process's peak RSS (MiB) since it began the program it runs: its own memory's
     high-water mark, where the kernel's ``ru_maxrss`` of a child also counts the parent's
     pages it was forked with (this suite's parent holds the whole fabric)."""
+    return _status("VmHWM")
+
+
+def _status(field: str) -> float:
+    """A memory field of this process's ``/proc/self/status``, in MiB."""
     with open("/proc/self/status") as status:
-        found = next(line for line in status if line.startswith("VmHWM:"))
+        found = next(line for line in status if line.startswith(field + ":"))
     return int(found.split()[1]) * 1024 / MIB
 
 
 if __name__ == "__main__":
-    sys.exit(_shard(*sys.argv[1:]))
+    sys.exit(_build_fabric(sys.argv[2]) if sys.argv[1] == "--fabric"
+             else _shard(*sys.argv[1:]))

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Container, Iterable
 from functools import cache
 from operator import attrgetter
 from typing import Any
@@ -11,13 +11,14 @@ from typing import Any
 import networkx as nx
 
 from inventory.bulk import gc_paused
-from inventory.facts import FactSet, PodInterfaceFact, Reporter, normalize_mac
+from inventory.facts import FactSet, IdSubtype, PodInterfaceFact, Reporter, normalize_mac
 from inventory.problems import Problem
 from topology.footprint import prepare
 from topology.graph import FabricGraph, cables_of
 from topology.links import EndpointResolver, reconcile_links
 from topology.roles import assign_roles
 from topology.schema import (
+    ELSEWHERE,
     KIND,
     REPORTS,
     SPEED,
@@ -39,8 +40,12 @@ from topology.schema import (
 _MAC_FIELDS = frozenset({"mac", "chassis_id"})
 
 
-def build_graph(facts: FactSet) -> FabricGraph:
+def build_graph(facts: FactSet, elsewhere: Container[str] = ()) -> FabricGraph:
     """Build the fabric graph of ``facts``; everything that does not fit is a Problem.
+
+    ``elsewhere`` names the switches another process discovers (a shard's: the other
+    shards'): an LLDP neighbour that is one of them, not in ``facts``, becomes a stand-in
+    switch and port (attribute ``elsewhere``), so the cable to it is made.
 
     Examples
     --------
@@ -51,14 +56,16 @@ def build_graph(facts: FactSet) -> FabricGraph:
     ('leaf', 'spine')
     """
     with gc_paused():
-        return _build(facts)
+        return _build(facts, elsewhere)
 
 
-def _build(facts: FactSet) -> FabricGraph:
+def _build(facts: FactSet, elsewhere: Container[str]) -> FabricGraph:
     graph = nx.Graph()
     problems: list[Problem] = []
     _add_switches(graph, facts, problems)
     _add_hosts(graph, facts, problems)
+    if elsewhere:
+        _add_stand_ins(graph, facts, elsewhere)
     _add_workloads(graph, facts, problems)
     links, link_problems = reconcile_links(facts.neighbors, EndpointResolver(graph), graph)
     problems.extend(link_problems)
@@ -152,6 +159,31 @@ def _add_switches(graph: nx.Graph, facts: FactSet, problems: list[Problem]) -> N
             graph.add_node(node, **{KIND: NodeKind.PORT.value, "switch": report.local_device,
                                     "name": report.local_port})
             _link(graph, switch_id(report.local_device), node, EdgeKind.HAS_PORT)
+
+
+def _add_stand_ins(graph: nx.Graph, facts: FactSet, elsewhere: Container[str]) -> None:
+    """A switch and port node, marked ``elsewhere``, for each far end a switch port or PF
+    hears on a switch of ``elsewhere`` that ``facts`` lack (its port named by its port id,
+    or by its description when the id is a MAC)."""
+    nodes = graph._node
+    for report in facts.neighbors:
+        far = report.system_name
+        local = port_id if report.reporter == Reporter.SWITCH else pf_id
+        if far not in elsewhere or local(report.local_device, report.local_port) not in nodes:
+            continue
+        switch = switch_id(far)
+        if switch in nodes and not nodes[switch].get(ELSEWHERE):
+            continue  # discovered here after all
+        name = report.port_description if report.port_id_subtype == IdSubtype.MAC \
+            else report.port_id
+        port = port_id(far, name)
+        if not name or port in nodes:
+            continue
+        if switch not in nodes:
+            graph.add_node(switch, **{KIND: NodeKind.SWITCH.value, "name": far, ELSEWHERE: True})
+        graph.add_node(port, **{KIND: NodeKind.PORT.value, "switch": far, "name": name,
+                                ELSEWHERE: True})
+        _link(graph, switch, port, EdgeKind.HAS_PORT)
 
 
 def _add_hosts(graph: nx.Graph, facts: FactSet, problems: list[Problem]) -> None:

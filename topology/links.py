@@ -2,7 +2,8 @@
 
 A cable joins two endpoints: switch ports, or a switch port and a host PF. It is
 *confirmed* when both ends report each other, *one-sided* when only one does (kept and
-flagged: a host without lldpd, a stale entry), and in *conflict* when an endpoint is
+flagged: a host without lldpd, a stale entry; not flagged when the silent end is a
+stand-in, whose reports another process holds), and in *conflict* when an endpoint is
 claimed by several different cables and no single confirmed one explains it. Nothing is
 resolved silently: every unresolved report and every conflict becomes a Problem.
 """
@@ -18,6 +19,7 @@ import networkx as nx
 from inventory.facts import IdSubtype, LldpNeighborFact, Reporter, normalize_mac
 from inventory.problems import Problem
 from topology.schema import (
+    ELSEWHERE,
     KIND,
     LinkStatus,
     NodeKind,
@@ -142,7 +144,8 @@ def reconcile_links(
         if status == LinkStatus.CONFLICT:
             others = ", ".join(f"{x}-{y}" for x, y in sorted(rivals))
             problems.append(Problem("link-conflict", f"{a}-{b}", f"competes with {others}"))
-        elif status == LinkStatus.ONE_SIDED:
+        elif status == LinkStatus.ONE_SIDED and not any(
+                nodes[end].get(ELSEWHERE) for end in (a, b)):  # the far end reports elsewhere
             only = min(reporters)
             problems.append(Problem("link-one-sided", f"{a}-{b}", f"only {only} reports it"))
         links.append(Link(a, b, status, tuple(sorted(reporters))))

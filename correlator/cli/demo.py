@@ -24,7 +24,7 @@ from typing import Any
 
 from correlator.attribution.hotspots import Thresholds
 from correlator.cli import demo_services
-from correlator.cli.demo_services import Services, get
+from correlator.cli.demo_services import Services
 from correlator.cli.human import bit_rate, local_time, offset, plural
 from correlator.cli.status import ExitStatus
 from inventory.errors import ConfigError, SourceError
@@ -135,7 +135,7 @@ def _demo(args: argparse.Namespace) -> ExitStatus:
                 for n, t in sorted(fabric.targets.items())))
             service = demo_services.start(fabric, out, args.listen, interval, args.shards)
             ready = service.wait_ready()
-            summary = get(service.urls[0], "/api/v1/topology/summary")
+            summary = service.summary()
             _say(f"{_running(args.shards)} ready after {ready:.1f} s: "
                  f"{_counted(summary)}; {_where(service, out)}")
             if time.time() <= start:
@@ -288,10 +288,12 @@ def _finish(out: Path, service: Services, model: Any, records: list, began: floa
     from simulator.score import score
     from simulator.truth import write_truth
     from topology.export import export_graph
-    from topology.snapshot import load_snapshot
+    from topology.snapshot import save_snapshot
 
     _wait_for_interval(service, model.start + model.scenario.seconds)
-    fabric = load_snapshot(service.topology)
+    fabric = service.fabric()
+    if service.inlet is not None:  # the shards' facts built into one
+        save_snapshot(fabric, service.topology)
     for fmt, file in EXPORTS.items():
         export_graph(fabric, fmt, out / file)
     write_truth(out / "truth.jsonl", records)

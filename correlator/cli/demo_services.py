@@ -5,8 +5,9 @@ emulated switches send their sFlow to; and their API answers as one process's
 
 One process keeps its files in the demo's folder; shard I keeps its configuration, log
 and attribution log in ``shard-I/`` and serves its API on ``--listen``'s port + I, the
-inlet its metrics on port + N (log ``inlet.log``); shard 0 saves the topology (every
-shard discovers the whole fabric).
+inlet its metrics on port + N (log ``inlet.log``). Each shard discovers its own switches:
+the whole fabric is built from their facts (:func:`correlator.cli.merge.fabric`), as
+``fabcorr topology --server`` builds it.
 """
 
 from __future__ import annotations
@@ -27,8 +28,12 @@ from typing import Any
 import yaml
 
 from correlator.cli import merge
+from correlator.data import to_data
 from inventory.errors import SourceError
 from inventory.schema import split_address
+from topology import queries
+from topology.graph import FabricGraph
+from topology.snapshot import load_snapshot
 
 PASSWORD_ENV = "FABCORR_DEMO_GNMI_PASSWORD"
 _FABCORR = [sys.executable, "-c", "import sys; from correlator.cli.main import main; "
@@ -38,8 +43,8 @@ _FABCORR = [sys.executable, "-c", "import sys; from correlator.cli.main import m
 @dataclass
 class Services:
     """The processes (name, process, its stderr log), the APIs (one per shard), the
-    attribution logs, where the switches send sFlow, the topology saved, and the inlet's
-    metrics (None: no inlet)."""
+    attribution logs, where the switches send sFlow, the topology the one process saves,
+    and the inlet's metrics (None: no inlet)."""
 
     processes: list[tuple[str, subprocess.Popen, Path]]
     urls: list[str]
@@ -67,6 +72,19 @@ class Services:
         latest = max(closed)
         self._seen = {start: found for start, found in self._seen.items() if start >= latest}
         return merge.status(answers, [self._seen[latest][i] for i in range(len(answers))])
+
+    def fabric(self) -> FabricGraph:
+        """The whole fabric: the one process's saved topology, or the shards' facts
+        built into one."""
+        if self.inlet is None:
+            return load_snapshot(self.topology)
+        return merge.fabric([get(url, "/api/v1/topology/facts") for url in self.urls])
+
+    def summary(self) -> dict[str, Any]:
+        """``/api/v1/topology/summary`` of the whole fabric."""
+        if self.inlet is None:
+            return get(self.urls[0], "/api/v1/topology/summary")
+        return to_data(queries.summary(self.fabric()))
 
     def hotspots(self) -> list[dict[str, Any]]:
         """``/api/v1/hotspots``, merged over the shards."""
@@ -122,8 +140,7 @@ def start(fabric: Any, out: Path, listen: str, interval: float, shards: int) -> 
         folder = out / f"shard-{index}"
         folder.mkdir(exist_ok=True)
         url, sflow = _address(host, port + index), ("127.0.0.1", _free_udp_port())
-        topology = config["topology"] if index == 0 else \
-            {k: v for k, v in config["topology"].items() if k != "save"}
+        topology = {k: v for k, v in config["topology"].items() if k != "save"}
         processes.append(_run(folder, {**config, "topology": topology,
                                        "shards": {"count": shards}}, url, sflow,
                               ("--shard", f"{index}/{shards}"), ["127.0.0.1"]))

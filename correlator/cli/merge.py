@@ -7,7 +7,8 @@ as one process lists them); the fabric-wide ``top`` sums each sender's bytes/s p
 over the shards (each asked for every sender, then ranked and cut here); a link's two
 directions (``who``, ``top --link``) come from whichever shard sampled them, the port's
 own end first, as :func:`~correlator.attribution.hotspots.traffic_of` picks; the topology
-is the same on every shard, so any one answers it. A status (``fabcorr demo --shards``)
+is built here from every shard's facts (each discovers its own switches and holds the
+whole inventory), as one process builds it. A status (``fabcorr demo --shards``)
 sums the shards' intervals of one start. A cross-shard hotspot's ``throttled``
 stays empty: the single process takes it from the reverse direction in the hotspot's
 best-sampled interval, which the other shard's API does not keep (its last interval's is
@@ -19,6 +20,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from inventory.factfile import facts_from_document
+from inventory.facts import merge_all
+from topology.build import build_graph
+from topology.graph import FabricGraph
+
 
 def hotspots(answers: Sequence[list[dict[str, Any]]]) -> list[dict[str, Any]]:
     """Active hotspots by port and direction, then ended ones, most recently ended first."""
@@ -28,6 +34,12 @@ def hotspots(answers: Sequence[list[dict[str, Any]]]) -> list[dict[str, Any]]:
     ended = sorted((h for h in found if h["end"] is not None),
                    key=lambda h: (h["end"], h["port"], h["direction"]), reverse=True)
     return active + ended
+
+
+def fabric(answers: Sequence[dict[str, Any]]) -> FabricGraph:
+    """The whole fabric from the shards' ``topology/facts``."""
+    return build_graph(merge_all(facts_from_document(answer, f"shard {index}")
+                                 for index, answer in enumerate(answers)))
 
 
 def top(answers: Sequence[dict[str, Any]], limit: int) -> dict[str, Any]:

@@ -35,9 +35,9 @@ def register(commands: argparse._SubParsersAction) -> None:
                         help="validate the configuration (files, secrets, and binding the "
                         "listen addresses, released at once), print a summary and exit")
     parser.add_argument("--shard", metavar="I/N|auto",
-                        help="run as shard I (from 0) of N: discover the whole fabric, but "
-                        "stream and poll only the switches the shard hash gives this shard "
-                        "(and the far ends of their cables), attribute their sFlow and "
+                        help="run as shard I (from 0) of N: discover, stream and poll only "
+                        "the switches the shard hash gives this shard (and read the far ends "
+                        "of their cables), attribute their sFlow and "
                         "label every series shard=I; auto: I is the StatefulSet ordinal at "
                         "the end of $POD_NAME (else the host name), N is shards.count "
                         "(default: one process owns every switch)")

@@ -74,7 +74,8 @@ def _merged(args: argparse.Namespace, urls: list[str], endpoint: str,
         whos = each(f"links/{params['link']}")
         both = [url for url in whos if url in tops]
         return merge.top_link([tops[url] for url in both], [whos[url] for url in both])
-    return next(iter(each(endpoint, **params).values()))  # the topology: the same on all
+    fabric = merge.fabric([*each("topology/facts").values()])  # the topology
+    return _answer(args, handle(View(fabric), "GET", PREFIX + endpoint, _query(params)), None)
 
 
 def _query(params: dict[str, object]) -> dict[str, list[str]]:

@@ -14,6 +14,8 @@ Topology (the fabric graph; exactly what ``fabcorr topology ... -o json`` prints
 - ``/api/v1/topology/link?port=SWITCH:PORT``: the cable and whose traffic can cross it.
 - ``/api/v1/topology/job?name=NS/NAME``, ``/api/v1/topology/tenant?name=NAME``.
 - ``/api/v1/topology/problems[?kind=K]``.
+- ``/api/v1/topology/facts``: the facts the graph was built from, as a fact document (a
+  shard's: its switches' and the inventory; the shards' together make the whole fabric).
 
 Traffic (the last attributed interval; 503 until there is one):
 
@@ -54,6 +56,7 @@ from correlator.data import to_data
 from correlator.service import fabric_map, traffic
 from correlator.view import View
 from inventory.errors import FabcorrError, NotFound
+from inventory.factfile import facts_to_document
 from inventory.problems import PROBLEM_KINDS
 from topology import queries
 from topology.resolve import check_reference
@@ -259,6 +262,7 @@ _ROUTES: dict[str, tuple[Handler, tuple[str, ...]]] = {
     "topology/job": (_job, ("name",)),
     "topology/tenant": (_tenant, ("name",)),
     "topology/problems": (_problems, ("kind",)),
+    "topology/facts": (lambda view, _: facts_to_document(view.fabric.facts), ()),
     "links": (lambda view, _: traffic.links(_interval(view)), ()),
     "hotspots": (_hotspots, ()),
     "jobs": (lambda view, _: traffic.jobs(view.fabric, _interval(view)), ()),

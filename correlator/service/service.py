@@ -22,11 +22,13 @@ asked every :data:`_CORRECTIONS_EVERY_S` while one is kept) its correction is ap
 another line for the same ``start``, with ``replaces``, and replaces the view's interval
 if that is the one it shows. Readers take the last line of every ``start``.
 
-As one shard of several (``config.shard``, :mod:`correlator.scope`) it discovers the whole
-fabric (every shard must see the same cables to agree on who judges what), but admits the
-sFlow of its own switches only (others' are ``unknown-agent``), reads the counters of its
-switches and of the far ends of their cables on other shards' switches (their other ports'
-readings are dropped), and publishes its switches' ports, health and hotspots.
+As one shard of several (``config.shard``, :mod:`correlator.scope`) it discovers its own
+switches only (with a crawl it walks the others' LLDP to find its own, and keeps its own);
+the far ends of their cables on the other shards' switches are stand-ins
+(:func:`~topology.build.build_graph`'s ``elsewhere``), so every shard sees the cables that
+decide who judges what. It admits the sFlow of its own switches only (others' are
+``unknown-agent``), reads the counters of its switches and of those far ends (their other
+ports' readings are dropped), and publishes its switches' ports, health and hotspots.
 """
 
 from __future__ import annotations
@@ -138,7 +140,8 @@ class Service:
             scope = self.engine.scope(fabric)
             if scope is not None:
                 _log.info("shard %s: %d of %d switches, %d of their cables' far ends read",
-                          config.shard, len(scope.switches), len(fabric.facts.switches),
+                          config.shard, len(scope.switches), len(
+                              {s.name for s in (*self._switches, *fabric.facts.switches)}),
                           len(scope.peers))
             tasks = [asyncio.create_task(self._supervise(name, *work, stop), name=name)
                      for name, work in components.items()]
@@ -238,15 +241,22 @@ class Service:
         return await asyncio.to_thread(self._build)
 
     async def _discover(self) -> None:
-        found = await discover_all(self.config.switches, crawl=self.config.crawl,
-                                   deadline_s=self.config.topology.deadline_s)
-        self._switches = (*self.config.switches, *found.crawled)
+        """Discover the switches (a shard's own: a crawl walks every switch it reaches,
+        as it must to learn their names, and keeps its own)."""
+        config, owns = self.config, self.config.shard.owns
+        listed = config.switches if config.crawl else [s for s in config.switches
+                                                       if owns(s.name)]
+        found = await discover_all(listed, crawl=config.crawl,
+                                   deadline_s=config.topology.deadline_s)
+        self._switches = (*config.switches, *found.crawled)
         for failure in found.failures:
             _log.warning("discovery: %s over %s: %s: %s", failure.switch, failure.protocol,
                          failure.kind, failure.message)
-        failed = {failure.switch for failure in found.failures}
+        facts = _switch_facts(found.facts, {s.name for s in found.facts.switches
+                                            if owns(s.name)})
         # a switch that did not answer this time keeps what it said last time
-        self._discovered = found.facts.merge(_switch_facts(self._discovered, failed))
+        failed = {failure.switch for failure in found.failures}
+        self._discovered = facts.merge(_switch_facts(self._discovered, failed))
 
     def _known_facts(self) -> FactSet:
         """Facts from Kubernetes (live or dumps) and from fact files."""
@@ -261,7 +271,9 @@ class Service:
         return merge_all(sets)
 
     def _build(self) -> FabricGraph:
-        fabric = build_graph(self._discovered.merge(self._known_facts()))
+        owns = self.config.shard.owns  # alone, it owns every switch
+        elsewhere = frozenset(s.name for s in self._switches if not owns(s.name))
+        fabric = build_graph(self._discovered.merge(self._known_facts()), elsewhere)
         if self.config.topology.save:
             save_snapshot(fabric, self.config.topology.save)
         return fabric

@@ -1,0 +1,156 @@
+"""A shard discovers only its own switches, over gNMI from emulated switches, and still
+sees every cable that decides what it attributes, judges and reads.
+
+Each shard runs with every other switch's gNMI target stalled (it accepts and never
+answers): asking one would time out and be logged. The oracle is one process discovering
+every switch (no stand-ins): each shard's scope in its own graph must be its scope in
+that whole graph, port for port, and every cable end it holds must meet the same far end."""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import json
+import logging
+
+import pytest
+
+from correlator.cli import merge
+from correlator.scope import scope_of
+from correlator.service.api import handle
+from correlator.service.config import service_config_from
+from correlator.service.service import Service
+from correlator.shards import ALONE, Shard
+from correlator.view import View
+from inventory.factfile import read_facts
+from inventory.facts import merge_all
+from simulator.emulator import EmulatedFabric
+from simulator.scenario import scenario_from
+from simulator.traffic import TrafficModel
+from topology.build import build_graph
+from topology.graph import FabricGraph
+from topology.schema import ELSEWHERE, NodeKind, id_name
+
+SHARDS = 3
+PASSWORD = "FABCORR_TEST_PASSWORD"
+
+
+@pytest.fixture(scope="module")
+def emulated(tmp_path_factory):
+    """The emulated fabric (targets started) and a configuration reaching it."""
+    model = TrafficModel(scenario_from({
+        "fabric": {"nodes": 8, "rails": 2, "leaves_per_rail": 2, "spines": 3,
+                   "vfs_per_pf": 1},
+        "jobs": [{"tenant": "a", "name": "llm", "pods": 4, "gbps": 20}],
+        "sampling_rate": 100_000, "counter_every_s": 1, "seconds": 1}), start=1.8e9)
+    fabric = EmulatedFabric(model, password="secret").start()
+    facts = tmp_path_factory.mktemp("cluster") / "cluster.yaml"
+    fabric.write_cluster_facts(facts)
+    config = service_config_from({
+        "switches": fabric.switch_config(PASSWORD),
+        "topology": {"facts": [str(facts)], "discover_every_s": 0, "deadline_s": 5},
+        "shards": {"count": SHARDS}}, "f.yaml", {PASSWORD: "secret"})
+    yield fabric, config
+    fabric.stop()
+
+
+def _discovered(emulated, shard: Shard) -> tuple[Service, FabricGraph]:
+    """``shard``'s service, discovered and built with the other switches' targets
+    stalled."""
+    fabric, config = emulated
+    others = [t for name, t in fabric.targets.items() if not shard.owns(name)]
+    for target in others:
+        target.stall = True
+    try:
+        service = Service(dataclasses.replace(config, shard=shard))
+        asyncio.run(service._discover())
+        return service, service._build()
+    finally:
+        for target in others:
+            target.stall = False
+
+
+@pytest.fixture(scope="module")
+def whole(emulated):
+    return _discovered(emulated, ALONE)[1]
+
+
+@pytest.mark.parametrize("index", range(SHARDS))
+def test_a_shard_discovers_only_its_switches_and_sees_its_cables(emulated, whole, index,
+                                                                  caplog):
+    shard = Shard(index, SHARDS)
+    caplog.set_level(logging.WARNING, "correlator.service.service")
+    service, fabric = _discovered(emulated, shard)
+    assert [r.getMessage() for r in caplog.records] == []  # no other switch was asked
+    names = sorted(s.name for s in whole.facts.switches)
+    own = [name for name in names if shard.owns(name)]
+    assert sorted(s.name for s in fabric.facts.switches) == own
+    assert {i.switch for i in fabric.facts.interfaces} == set(own)
+    mine, truth = scope_of(shard)(fabric), scope_of(shard)(whole)
+    assert (mine.switches, mine.ports, mine.peers, mine.agents) == (
+        truth.switches, truth.ports, truth.peers, truth.agents)
+    assert dict(mine.cables) == dict(truth.cables)
+    assert truth.peers  # the fabric has cables across shards
+    stand_ins = {n for n in fabric.graph if fabric.attrs(n).get(ELSEWHERE)}
+    assert {id_name(n) for n in stand_ins if fabric.kind(n) == NodeKind.SWITCH} <= {
+        name for name in names if not shard.owns(name)}
+    assert truth.peers <= stand_ins
+    ends = [n for n in fabric.graph if not fabric.attrs(n).get(ELSEWHERE)
+            and fabric.kind(n) in (NodeKind.PORT, NodeKind.PF)]
+    assert {n: fabric.peer(n) for n in ends} == {n: whole.peer(n) for n in ends}
+    assert {n for n in stand_ins if fabric.kind(n) == NodeKind.PORT} == {
+        whole.peer(n) for n in ends} - set(ends) - {None}
+    assert {p.kind for p in fabric.problems} <= {p.kind for p in whole.problems}
+    read, ports = service._read_switches(fabric)
+    truth_read, truth_ports = service._read_switches(whole)
+    assert ([s.name for s in read], ports) == ([s.name for s in truth_read], truth_ports)
+
+
+@pytest.fixture(scope="module")
+def shards(emulated):
+    return [_discovered(emulated, Shard(i, SHARDS)) for i in range(SHARDS)]
+
+
+def test_the_shards_together_discover_what_one_process_does(shards, whole):
+    parts = [service._discovered for service, _ in shards]
+    union = merge_all(parts)
+    for section in ("switches", "interfaces", "neighbors"):
+        assert sorted(map(repr, getattr(union, section))) == sorted(
+            map(repr, (f for f in getattr(whole.facts, section)
+                       if section != "neighbors" or f.reporter == "switch")))
+    assert sum(len(p.switches) for p in parts) == len(whole.facts.switches)
+
+
+@pytest.mark.parametrize("built", ["by the CLI", "from fact files"])
+def test_topology_answers_built_from_the_shards_facts_are_the_whole_fabrics(
+        shards, whole, built, tmp_path):
+    """What ``fabcorr topology ... --server`` with the shards answers: the whole fabric,
+    built from each shard's ``/api/v1/topology/facts``, answers as one process's; so does
+    ``fabcorr topology build --facts`` of those documents saved as files."""
+    documents = [handle(View(fabric), "GET", "/api/v1/topology/facts", {})[1]
+                 for _, fabric in shards]
+    if built == "by the CLI":
+        merged = merge.fabric(documents)
+    else:
+        files = [tmp_path / f"{index}.json" for index in range(SHARDS)]
+        for file, document in zip(files, documents, strict=True):
+            file.write_text(json.dumps(document))
+        merged = build_graph(read_facts(files))
+    first, last = whole.facts.pods[0], whole.facts.pods[-1]
+    job = whole.facts.jobs[0]
+    spine_port = next(p for p in whole.nodes_of(NodeKind.PORT)
+                      if whole.attrs(p)["switch"].startswith("spine") and whole.peer(p))
+    asked = {"topology/summary": {}, "topology/problems": {},
+             "topology/path": {"a": [f"{first.namespace}/{first.name}"],
+                               "b": [f"{last.namespace}/{last.name}"]},
+             "topology/where": {"q": [whole.facts.pod_interfaces[-1].ipv4.partition("/")[0]]},
+             "topology/link": {"port": [id_name(spine_port)]},
+             "topology/job": {"name": [f"{job.namespace}/{job.name}"]}}
+    for endpoint, query in asked.items():
+        answer = handle(View(merged), "GET", "/api/v1/" + endpoint, query)
+        assert answer == handle(View(whole), "GET", "/api/v1/" + endpoint, query), endpoint
+        assert answer[0] == 200 and (answer[1] or endpoint.endswith("problems")), endpoint
+    path = asked["topology/path"]
+    assert [handle(View(fabric), "GET", "/api/v1/topology/path", path)
+            for _, fabric in shards].count(handle(View(whole), "GET", "/api/v1/topology/path",
+                                                  path)) == 0  # no one shard answers it
