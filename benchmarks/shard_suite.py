@@ -27,7 +27,6 @@ CPU's alone.
 from __future__ import annotations
 
 import contextlib
-import dataclasses
 import json
 import math
 import os
@@ -45,7 +44,7 @@ from benchmarks.harness import Result, median
 from correlator.sflow.accounting import MAX_FLOWS
 from correlator.shards import Shard, owner
 from inventory.bulk import give_back, settle
-from inventory.facts import FactSet, Reporter
+from inventory.facts import FactSet
 from simulator import sflow_wire
 from simulator.generator import generate_facts
 from simulator.ladder import ladder_spec
@@ -157,16 +156,10 @@ def _discovered_fabric(facts: FactSet, shard: Shard, folder: Path) -> tuple[floa
     switches' facts (what its discovery finds) and the inventory, the others' switches
     elsewhere. Its RSS once built (and freed memory given back), and its peak (MiB)."""
     own = {s.name for s in facts.switches if shard.owns(s.name)}
-    discovered = dataclasses.replace(
-        FactSet(), switches=tuple(s for s in facts.switches if s.name in own),
-        interfaces=tuple(i for i in facts.interfaces if i.switch in own),
-        neighbors=tuple(n for n in facts.neighbors
-                        if n.reporter == Reporter.SWITCH and n.local_device in own))
-    inventory = dataclasses.replace(facts, switches=(), interfaces=(), neighbors=tuple(
-        n for n in facts.neighbors if n.reporter != Reporter.SWITCH))
     path = folder / "service-shard.facts"
     with path.open("wb") as stream:
-        pickle.dump((discovered, inventory, sorted({s.name for s in facts.switches} - own)),
+        pickle.dump((facts.of_switches(own), facts.inventory(),
+                     {s.name: s.role_hint for s in facts.switches if s.name not in own}),
                     stream, protocol=pickle.HIGHEST_PROTOCOL)
     said = subprocess.run([sys.executable, "-m", __name__, "--fabric", str(path)],
                           stdout=subprocess.PIPE, check=True).stdout
@@ -182,7 +175,7 @@ def _build_fabric(path: str) -> int:
     the RSS then and the peak."""
     with open(path, "rb") as stream:
         discovered, inventory, elsewhere = pickle.load(stream)
-    fabric = build_graph(discovered.merge(inventory), frozenset(elsewhere))
+    fabric = build_graph(discovered.merge(inventory), elsewhere)
     del discovered, inventory
     settle()
     give_back()

@@ -12,8 +12,9 @@ prefix length (``172.16.11.23/24``).
 
 from __future__ import annotations
 
+import dataclasses
 import re
-from collections.abc import Iterable
+from collections.abc import Container, Iterable
 from dataclasses import dataclass
 from enum import StrEnum
 
@@ -201,6 +202,34 @@ class FactSet:
     def count(self) -> dict[str, int]:
         """Number of facts per section."""
         return {name: len(getattr(self, name)) for name in FACT_TYPES}
+
+    def of_switches(self, names: Container[str] | None = None) -> FactSet:
+        """What switches reported (all, or those ``names``): themselves, their interfaces
+        and their LLDP neighbours; what discovery finds.
+
+        >>> f = FactSet(switches=(SwitchFact("a"), SwitchFact("b")),
+        ...             interfaces=(InterfaceFact("a", "Ethernet1"),
+        ...                         InterfaceFact("b", "Ethernet1")), nodes=(NodeFact("gpu01"),))
+        >>> [i.switch for i in f.of_switches({"b"}).interfaces], f.of_switches().nodes
+        (['b'], ())
+        """
+        def kept(name: str) -> bool:
+            return names is None or name in names
+        return FactSet(switches=tuple(s for s in self.switches if kept(s.name)),
+                       interfaces=tuple(i for i in self.interfaces if kept(i.switch)),
+                       neighbors=tuple(n for n in self.neighbors if n.reporter ==
+                                       Reporter.SWITCH and kept(n.local_device)))
+
+    def inventory(self) -> FactSet:
+        """Everything but what switches reported: hosts, their NICs and what their LLDP
+        hears, pods, jobs, tenants.
+
+        >>> facts = FactSet(switches=(SwitchFact("a"),), nodes=(NodeFact("gpu01"),))
+        >>> facts.inventory().count()["switches"], facts.inventory().count()["nodes"]
+        (0, 1)
+        """
+        return dataclasses.replace(self, switches=(), interfaces=(), neighbors=tuple(
+            n for n in self.neighbors if n.reporter != Reporter.SWITCH))
 
 
 FACT_TYPES: dict[str, type] = {

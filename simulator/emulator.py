@@ -26,11 +26,10 @@ import threading
 import time
 import zlib
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 
 from inventory.factfile import write_facts
-from inventory.facts import FactSet
 from simulator.fabric_run import TickRun, stream
 from simulator.gnmi_target import GnmiTarget
 from simulator.sflow_sender import Schedule, start_sender
@@ -228,12 +227,7 @@ class EmulatedFabric:
 
     def write_cluster_facts(self, path: Path) -> None:
         """The cluster side of the model's facts (with IP ownership over time)."""
-        facts = self.model.inventory_facts()
-        hosts = replace(FactSet(), nodes=facts.nodes, pfs=facts.pfs, vfs=facts.vfs,
-                        pods=facts.pods, pod_interfaces=facts.pod_interfaces, jobs=facts.jobs,
-                        tenants=facts.tenants,
-                        neighbors=tuple(n for n in facts.neighbors if n.reporter != "switch"))
-        write_facts(hosts, path)
+        write_facts(self.model.inventory_facts().inventory(), path)
 
 
 def send_schedule(ticks: Iterable[PlayedTick]) -> Schedule:

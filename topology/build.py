@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable, Container, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from functools import cache
 from operator import attrgetter
 from typing import Any
@@ -40,12 +40,13 @@ from topology.schema import (
 _MAC_FIELDS = frozenset({"mac", "chassis_id"})
 
 
-def build_graph(facts: FactSet, elsewhere: Container[str] = ()) -> FabricGraph:
+def build_graph(facts: FactSet, elsewhere: Mapping[str, str] | None = None) -> FabricGraph:
     """Build the fabric graph of ``facts``; everything that does not fit is a Problem.
 
     ``elsewhere`` names the switches another process discovers (a shard's: the other
-    shards'): an LLDP neighbour that is one of them, not in ``facts``, becomes a stand-in
-    switch and port (attribute ``elsewhere``), so the cable to it is made.
+    shards'), each with its role hint (or ""): an LLDP neighbour that is one of them, not
+    in ``facts``, becomes a stand-in switch and port (attribute ``elsewhere``), so the
+    cable to it is made.
 
     Examples
     --------
@@ -56,10 +57,10 @@ def build_graph(facts: FactSet, elsewhere: Container[str] = ()) -> FabricGraph:
     ('leaf', 'spine')
     """
     with gc_paused():
-        return _build(facts, elsewhere)
+        return _build(facts, elsewhere or {})
 
 
-def _build(facts: FactSet, elsewhere: Container[str]) -> FabricGraph:
+def _build(facts: FactSet, elsewhere: Mapping[str, str]) -> FabricGraph:
     graph = nx.Graph()
     problems: list[Problem] = []
     _add_switches(graph, facts, problems)
@@ -161,7 +162,7 @@ def _add_switches(graph: nx.Graph, facts: FactSet, problems: list[Problem]) -> N
             _link(graph, switch_id(report.local_device), node, EdgeKind.HAS_PORT)
 
 
-def _add_stand_ins(graph: nx.Graph, facts: FactSet, elsewhere: Container[str]) -> None:
+def _add_stand_ins(graph: nx.Graph, facts: FactSet, elsewhere: Mapping[str, str]) -> None:
     """A switch and port node, marked ``elsewhere``, for each far end a switch port or PF
     hears on a switch of ``elsewhere`` that ``facts`` lack (its port named by its port id,
     or by its description when the id is a MAC)."""
@@ -180,7 +181,9 @@ def _add_stand_ins(graph: nx.Graph, facts: FactSet, elsewhere: Container[str]) -
         if not name or port in nodes:
             continue
         if switch not in nodes:
-            graph.add_node(switch, **{KIND: NodeKind.SWITCH.value, "name": far, ELSEWHERE: True})
+            hint = {"role_hint": elsewhere[far]} if elsewhere[far] else {}
+            graph.add_node(switch, **{KIND: NodeKind.SWITCH.value, "name": far, **hint,
+                                      ELSEWHERE: True})
         graph.add_node(port, **{KIND: NodeKind.PORT.value, "switch": far, "name": name,
                                 ELSEWHERE: True})
         _link(graph, switch, port, EdgeKind.HAS_PORT)

@@ -7,12 +7,12 @@ as one process lists them); the fabric-wide ``top`` sums each sender's bytes/s p
 over the shards (each asked for every sender, then ranked and cut here); a link's two
 directions (``who``, ``top --link``) come from whichever shard sampled them, the port's
 own end first, as :func:`~correlator.attribution.hotspots.traffic_of` picks; the topology
-is built here from every shard's facts (each discovers its own switches and holds the
-whole inventory), as one process builds it. A status (``fabcorr demo --shards``)
-sums the shards' intervals of one start. A cross-shard hotspot's ``throttled``
-stays empty: the single process takes it from the reverse direction in the hotspot's
-best-sampled interval, which the other shard's API does not keep (its last interval's is
-another one).
+is built here from every shard's switches' facts (each discovers its own) and one
+shard's inventory (each holds it whole), as one process builds it. A status (``fabcorr
+demo --shards``) sums the shards' intervals of one start. A cross-shard hotspot's
+``throttled`` stays empty: the single process takes it from the reverse direction in the
+hotspot's best-sampled interval, which the other shard's API does not keep (its last
+interval's is another one).
 """
 
 from __future__ import annotations
@@ -37,7 +37,8 @@ def hotspots(answers: Sequence[list[dict[str, Any]]]) -> list[dict[str, Any]]:
 
 
 def fabric(answers: Sequence[dict[str, Any]]) -> FabricGraph:
-    """The whole fabric from the shards' ``topology/facts``."""
+    """The whole fabric from fact documents: the shards' ``topology/facts``, whole or in
+    parts."""
     return build_graph(merge_all(facts_from_document(answer, f"shard {index}")
                                  for index, answer in enumerate(answers)))
 

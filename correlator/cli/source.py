@@ -74,7 +74,10 @@ def _merged(args: argparse.Namespace, urls: list[str], endpoint: str,
         whos = each(f"links/{params['link']}")
         both = [url for url in whos if url in tops]
         return merge.top_link([tops[url] for url in both], [whos[url] for url in both])
-    fabric = merge.fabric([*each("topology/facts").values()])  # the topology
+    switches = each("topology/facts", part="switches")  # the topology: every shard's
+    url = next(iter(switches))  # and one's inventory
+    inventory = _answer(args, _get(args, url, "topology/facts", {"part": "inventory"}), url)
+    fabric = merge.fabric([inventory, *switches.values()])
     return _answer(args, handle(View(fabric), "GET", PREFIX + endpoint, _query(params)), None)
 
 

@@ -14,8 +14,10 @@ Topology (the fabric graph; exactly what ``fabcorr topology ... -o json`` prints
 - ``/api/v1/topology/link?port=SWITCH:PORT``: the cable and whose traffic can cross it.
 - ``/api/v1/topology/job?name=NS/NAME``, ``/api/v1/topology/tenant?name=NAME``.
 - ``/api/v1/topology/problems[?kind=K]``.
-- ``/api/v1/topology/facts``: the facts the graph was built from, as a fact document (a
-  shard's: its switches' and the inventory; the shards' together make the whole fabric).
+- ``/api/v1/topology/facts[?part=switches|inventory]``: the facts the graph was built
+  from, as a fact document: all, what the switches reported, or the rest (a shard's
+  switches' and the inventory: every shard's switches and one's inventory make the whole
+  fabric).
 
 Traffic (the last attributed interval; 503 until there is one):
 
@@ -57,6 +59,7 @@ from correlator.service import fabric_map, traffic
 from correlator.view import View
 from inventory.errors import FabcorrError, NotFound
 from inventory.factfile import facts_to_document
+from inventory.facts import FactSet
 from inventory.problems import PROBLEM_KINDS
 from topology import queries
 from topology.resolve import check_reference
@@ -235,6 +238,17 @@ def _problems(view: View, p: Params) -> Any:
     return to_data([x for x in view.fabric.problems if kind in (None, x.kind)])
 
 
+_FACT_PARTS: dict[str | None, Callable[[FactSet], FactSet]] = {
+    None: lambda facts: facts, "switches": FactSet.of_switches, "inventory": FactSet.inventory}
+
+
+def _facts(view: View, p: Params) -> Any:
+    part = p.text("part")
+    if part not in _FACT_PARTS:
+        raise BadRequest(f"part: 'switches' or 'inventory', not {part!r}")
+    return facts_to_document(_FACT_PARTS[part](view.fabric.facts))
+
+
 def _hotspots(view: View, _: Params) -> Any:
     _interval(view)
     return traffic.hotspots(view)
@@ -262,7 +276,7 @@ _ROUTES: dict[str, tuple[Handler, tuple[str, ...]]] = {
     "topology/job": (_job, ("name",)),
     "topology/tenant": (_tenant, ("name",)),
     "topology/problems": (_problems, ("kind",)),
-    "topology/facts": (lambda view, _: facts_to_document(view.fabric.facts), ()),
+    "topology/facts": (_facts, ("part",)),
     "links": (lambda view, _: traffic.links(_interval(view)), ()),
     "hotspots": (_hotspots, ()),
     "jobs": (lambda view, _: traffic.jobs(view.fabric, _interval(view)), ()),

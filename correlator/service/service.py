@@ -252,11 +252,11 @@ class Service:
         for failure in found.failures:
             _log.warning("discovery: %s over %s: %s: %s", failure.switch, failure.protocol,
                          failure.kind, failure.message)
-        facts = _switch_facts(found.facts, {s.name for s in found.facts.switches
-                                            if owns(s.name)})
+        facts = found.facts.of_switches({s.name for s in found.facts.switches
+                                         if owns(s.name)})
         # a switch that did not answer this time keeps what it said last time
         failed = {failure.switch for failure in found.failures}
-        self._discovered = facts.merge(_switch_facts(self._discovered, failed))
+        self._discovered = facts.merge(self._discovered.of_switches(failed))
 
     def _known_facts(self) -> FactSet:
         """Facts from Kubernetes (live or dumps) and from fact files."""
@@ -272,7 +272,7 @@ class Service:
 
     def _build(self) -> FabricGraph:
         owns = self.config.shard.owns  # alone, it owns every switch
-        elsewhere = frozenset(s.name for s in self._switches if not owns(s.name))
+        elsewhere = {s.name: s.role for s in self._switches if not owns(s.name)}
         fabric = build_graph(self._discovered.merge(self._known_facts()), elsewhere)
         if self.config.topology.save:
             save_snapshot(fabric, self.config.topology.save)
@@ -448,21 +448,6 @@ class Service:
         if self._attribution_log is not None:
             written = await asyncio.to_thread(self._attribution_log.append, result, totals)
             self._set_component("attribution_log", written)
-
-
-def _switch_facts(facts: FactSet, switches: set[str]) -> FactSet:
-    """What ``switches`` reported: themselves, their interfaces, their LLDP neighbours.
-
-    >>> from inventory.facts import InterfaceFact, SwitchFact
-    >>> f = FactSet(switches=(SwitchFact("a", "m"), SwitchFact("b", "n")),
-    ...             interfaces=(InterfaceFact("a", "Ethernet1"), InterfaceFact("b", "Ethernet1")))
-    >>> [i.switch for i in _switch_facts(f, {"b"}).interfaces]
-    ['b']
-    """
-    return FactSet(switches=tuple(s for s in facts.switches if s.name in switches),
-                   interfaces=tuple(i for i in facts.interfaces if i.switch in switches),
-                   neighbors=tuple(n for n in facts.neighbors
-                                   if n.reporter == "switch" and n.local_device in switches))
 
 
 async def _unless_stopped(work: Awaitable[_T], stop: asyncio.Event) -> _T | None:

@@ -4,17 +4,20 @@ import dataclasses
 
 from inventory.facts import (
     FactSet,
+    IdSubtype,
     InterfaceFact,
     JobFact,
+    LldpNeighborFact,
     PodFact,
     PodInterfaceFact,
+    Reporter,
     SwitchFact,
     VfFact,
 )
 from simulator.generator import FabricSpec, JobSpec, generate_facts
 from topology.build import build_graph
 from topology.queries import summary
-from topology.schema import KIND, EdgeKind, NodeKind
+from topology.schema import ELSEWHERE, KIND, EdgeKind, NodeKind
 
 THREE_TIER = FabricSpec(nodes=4, rails=2, vfs_per_pf=2, leaves_per_rail=2, spines=2,
                         leaves_per_pod=2, super_spines=2,
@@ -96,3 +99,41 @@ def test_a_restarted_pod_keeps_its_latest_incarnation_in_the_graph():
     fabric = build_graph(facts)
     assert fabric.attrs("podif:a/db-0/net1")["node"] == "gpu02"
     assert fabric.indexes.ips.owner("10.1.0.9", 15.0).fact.node == "gpu01"
+
+
+def test_a_neighbour_on_a_switch_elsewhere_is_a_stand_in_its_cable_unflagged():
+    """A shard's build: the far ends on switches another process discovers are stand-ins
+    named by their LLDP port id (by the description when the id is a MAC), with the role
+    the configuration hints; any other unknown neighbour stays a problem."""
+    def heard(port: str, far: str, port_id: str, subtype: IdSubtype, description: str = ""):
+        return LldpNeighborFact(Reporter.SWITCH, "leaf01", port, "02:00:00:00:00:09",
+                                IdSubtype.MAC, port_id, subtype, far, description)
+
+    facts = FactSet(
+        switches=(SwitchFact("leaf01"),),
+        interfaces=tuple(InterfaceFact("leaf01", f"Ethernet{i}") for i in (1, 2, 3)),
+        neighbors=(heard("Ethernet1", "spine01", "Ethernet7", IdSubtype.IFNAME),
+                   heard("Ethernet2", "spine02", "0c:42:a1:00:00:02", IdSubtype.MAC,
+                         "Ethernet8"),
+                   heard("Ethernet3", "mgmt-sw", "Gi0/1", IdSubtype.IFNAME)))
+    alone = build_graph(facts)
+    assert [(p.kind, p.subject) for p in alone.problems] == [
+        ("lldp-unresolved", f"port:leaf01/Ethernet{i}") for i in (1, 2, 3)]
+    shard = build_graph(facts, {"spine01": "", "spine02": "spine"})
+    assert [(p.kind, p.subject) for p in shard.problems] == [
+        ("lldp-unresolved", "port:leaf01/Ethernet3")]
+    assert [shard.attrs(f"switch:spine0{i}")["role"] for i in (1, 2)] == [
+        "unknown", "spine"]  # no hosts here: only a hint gives a role
+    assert {n: {k: v for k, v in a.items() if k not in ("role", "tier")}
+            for n, a in shard.graph.nodes(data=True) if a.get(ELSEWHERE)} == {
+        "switch:spine01": {KIND: "switch", "name": "spine01", ELSEWHERE: True},
+        "port:spine01/Ethernet7": {KIND: "port", "switch": "spine01", "name": "Ethernet7",
+                                   ELSEWHERE: True},
+        "switch:spine02": {KIND: "switch", "name": "spine02", "role_hint": "spine",
+                           ELSEWHERE: True},
+        "port:spine02/Ethernet8": {KIND: "port", "switch": "spine02", "name": "Ethernet8",
+                                   ELSEWHERE: True}}
+    assert [(shard.peer(f"port:leaf01/Ethernet{i}"), shard.graph.edges[
+        f"port:leaf01/Ethernet{i}", f"port:spine0{i}/Ethernet{6 + i}"]["status"])
+        for i in (1, 2)] == [("port:spine01/Ethernet7", "one-sided"),
+                             ("port:spine02/Ethernet8", "one-sided")]

@@ -7,6 +7,7 @@ import pytest
 from correlator.data import to_data
 from correlator.service.api import handle
 from correlator.view import View
+from inventory.factfile import facts_from_document
 from inventory.problems import Problem
 from tests.correlator.attribution.bounds import share_bounds
 from tests.correlator.service.example_view import make_capture, replayed
@@ -188,6 +189,21 @@ def test_problems_of_one_kind(view):
         200, [{"kind": "podif-unattached", "subject": "team-a/x/net1", "detail": "no VF"}])
 
 
+def test_the_facts_whole_and_in_their_two_parts(view):
+    """The parts split the facts: the switches' sections and the rest, no fact in both."""
+    whole, switches, inventory = (facts_from_document(get(view, "/api/v1/topology/facts",
+                                                          **part)[1])
+                                  for part in ({}, {"part": "switches"}, {"part": "inventory"}))
+    assert whole == view.fabric.facts
+    assert (len(switches.switches), len(inventory.switches)) == (6, 0)
+    assert {n.reporter for n in switches.neighbors} == {"switch"}
+    assert {n.reporter for n in inventory.neighbors} == {"host"}
+    assert (len(switches.pods), len(inventory.pods)) == (0, len(whole.pods))
+    assert sum(switches.count().values()) + sum(inventory.count().values()) == sum(
+        whole.count().values())
+    assert switches.merge(inventory).count() == whole.count()
+
+
 def test_a_path_lists_up_to_the_limit_and_counts_all(view):
     _, (pair,) = get(view, "/api/v1/topology/path", a="10.101.0.2", b="10.101.0.3", limit=1)
     assert (pair["count"], len(pair["paths"])) == (2, 1)
@@ -228,6 +244,8 @@ def test_a_path_lists_up_to_the_limit_and_counts_all(view):
      "spiderendpoint-stale, sriov-state-malformed, unknown-api-version, unknown-job, "
      "unknown-node, unknown-pod, unknown-switch, unknown-tenant, vf-unknown, vf-unknown-pf)"),
     ("/api/v1/top/jobs", {"limit": "ten"}, 400, "limit: not an integer: 'ten'"),
+    ("/api/v1/topology/facts", {"part": "hosts"}, 400,
+     "part: 'switches' or 'inventory', not 'hosts'"),
 ])
 def test_errors_say_what_is_wrong(view, path, query, status, error):
     assert get(view, path, **query) == (status, {"error": error})

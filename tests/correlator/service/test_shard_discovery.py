@@ -19,10 +19,11 @@ from correlator.cli import merge
 from correlator.scope import scope_of
 from correlator.service.api import handle
 from correlator.service.config import service_config_from
+from correlator.service.exporter import FABRIC_FAMILIES, families
 from correlator.service.service import Service
 from correlator.shards import ALONE, Shard
 from correlator.view import View
-from inventory.factfile import read_facts
+from inventory.factfile import read_facts, write_facts
 from inventory.facts import merge_all
 from simulator.emulator import EmulatedFabric
 from simulator.scenario import scenario_from
@@ -33,11 +34,13 @@ from topology.schema import ELSEWHERE, NodeKind, id_name
 
 SHARDS = 3
 PASSWORD = "FABCORR_TEST_PASSWORD"
+HOSTS_LLDP, ROLES = "hosts' LLDP", "switch roles"
 
 
-@pytest.fixture(scope="module")
-def emulated(tmp_path_factory):
-    """The emulated fabric (targets started) and a configuration reaching it."""
+@pytest.fixture(scope="module", params=[HOSTS_LLDP, ROLES])
+def emulated(request, tmp_path_factory):
+    """The emulated fabric (targets started) and a configuration reaching it: with the
+    hosts' LLDP in the inventory, or without it and each switch's role configured."""
     model = TrafficModel(scenario_from({
         "fabric": {"nodes": 8, "rails": 2, "leaves_per_rail": 2, "spines": 3,
                    "vfs_per_pf": 1},
@@ -45,9 +48,15 @@ def emulated(tmp_path_factory):
         "sampling_rate": 100_000, "counter_every_s": 1, "seconds": 1}), start=1.8e9)
     fabric = EmulatedFabric(model, password="secret").start()
     facts = tmp_path_factory.mktemp("cluster") / "cluster.yaml"
-    fabric.write_cluster_facts(facts)
+    switches = fabric.switch_config(PASSWORD)
+    if request.param == HOSTS_LLDP:
+        fabric.write_cluster_facts(facts)
+    else:
+        write_facts(dataclasses.replace(model.inventory_facts().inventory(), neighbors=()),
+                    facts)
+        switches = [{**s, "role": s["name"].rstrip("0123456789")} for s in switches]
     config = service_config_from({
-        "switches": fabric.switch_config(PASSWORD),
+        "switches": switches,
         "topology": {"facts": [str(facts)], "discover_every_s": 0, "deadline_s": 5},
         "shards": {"count": SHARDS}}, "f.yaml", {PASSWORD: "secret"})
     yield fabric, config
@@ -78,7 +87,7 @@ def whole(emulated):
 @pytest.mark.parametrize("index", range(SHARDS))
 def test_a_shard_discovers_only_its_switches_and_sees_its_cables(emulated, whole, index,
                                                                   caplog):
-    shard = Shard(index, SHARDS)
+    shard, config = Shard(index, SHARDS), emulated[1]
     caplog.set_level(logging.WARNING, "correlator.service.service")
     service, fabric = _discovered(emulated, shard)
     assert [r.getMessage() for r in caplog.records] == []  # no other switch was asked
@@ -97,9 +106,12 @@ def test_a_shard_discovers_only_its_switches_and_sees_its_cables(emulated, whole
     assert truth.peers <= stand_ins
     ends = [n for n in fabric.graph if not fabric.attrs(n).get(ELSEWHERE)
             and fabric.kind(n) in (NodeKind.PORT, NodeKind.PF)]
-    assert {n: fabric.peer(n) for n in ends} == {n: whole.peer(n) for n in ends}
-    assert {n for n in stand_ins if fabric.kind(n) == NodeKind.PORT} == {
-        whole.peer(n) for n in ends} - set(ends) - {None}
+    hosts_heard = not config.switches[0].role  # else a PF's far end is known on its leaf
+    expected = {n: whole.peer(n) if hosts_heard or fabric.kind(n) == NodeKind.PORT
+                or shard.owns(whole.attrs(whole.peer(n))["switch"]) else None for n in ends}
+    assert {n: fabric.peer(n) for n in ends} == expected
+    assert {n for n in stand_ins if fabric.kind(n) == NodeKind.PORT} == set(
+        expected.values()) - set(ends) - {None}
     assert {p.kind for p in fabric.problems} <= {p.kind for p in whole.problems}
     read, ports = service._read_switches(fabric)
     truth_read, truth_ports = service._read_switches(whole)
@@ -125,16 +137,22 @@ def test_the_shards_together_discover_what_one_process_does(shards, whole):
 def test_topology_answers_built_from_the_shards_facts_are_the_whole_fabrics(
         shards, whole, built, tmp_path):
     """What ``fabcorr topology ... --server`` with the shards answers: the whole fabric,
-    built from each shard's ``/api/v1/topology/facts``, answers as one process's; so does
-    ``fabcorr topology build --facts`` of those documents saved as files."""
-    documents = [handle(View(fabric), "GET", "/api/v1/topology/facts", {})[1]
-                 for _, fabric in shards]
+    built from every shard's switches' ``/api/v1/topology/facts`` and one's inventory,
+    answers as one process's; so does ``fabcorr topology build --facts`` of the shards'
+    whole documents saved as files."""
+    def facts(fabric: FabricGraph, **part: str) -> dict:
+        status, document = handle(View(fabric), "GET", "/api/v1/topology/facts",
+                                  {k: [v] for k, v in part.items()})
+        assert status == 200
+        return document
+
     if built == "by the CLI":
-        merged = merge.fabric(documents)
+        merged = merge.fabric([facts(shards[-1][1], part="inventory"),
+                               *(facts(fabric, part="switches") for _, fabric in shards)])
     else:
         files = [tmp_path / f"{index}.json" for index in range(SHARDS)]
-        for file, document in zip(files, documents, strict=True):
-            file.write_text(json.dumps(document))
+        for file, (_, fabric) in zip(files, shards, strict=True):
+            file.write_text(json.dumps(facts(fabric)))
         merged = build_graph(read_facts(files))
     first, last = whole.facts.pods[0], whole.facts.pods[-1]
     job = whole.facts.jobs[0]
@@ -154,3 +172,29 @@ def test_topology_answers_built_from_the_shards_facts_are_the_whole_fabrics(
     assert [handle(View(fabric), "GET", "/api/v1/topology/path", path)
             for _, fabric in shards].count(handle(View(whole), "GET", "/api/v1/topology/path",
                                                   path)) == 0  # no one shard answers it
+
+
+def test_the_shards_fabric_series_are_one_processs(emulated, shards, whole):
+    """Each series of the fabric (pod interfaces with their leaf ports, jobs, link speeds)
+    is exposed by exactly one discovered shard, with the labels one process gives it.
+    Without the hosts' LLDP a shard cannot tell a pod interface on another shard's leaf
+    from one on no leaf: the shard of its pod's name also exposes it, leafless."""
+    def series(view: View) -> dict[str, list[tuple]]:
+        return {f.name: [(*key, value) for key, value in zip(f.keys, f.values, strict=True)]
+                for f in families(view) if f.name in FABRIC_FAMILIES}
+
+    alone = series(View(whole))
+    together: dict[str, list[tuple]] = {name: [] for name in FABRIC_FAMILIES}
+    for index, (_, fabric) in enumerate(shards):
+        for name, found in series(View(fabric, shard=Shard(index, SHARDS))).items():
+            assert {labels[-2] for labels in found} <= {str(index)}  # the shard label
+            together[name] += [(*labels[:-2], labels[-1]) for labels in found]
+    if emulated[1].switches[0].role:  # no hosts' LLDP
+        interfaces = "fabcorr_pod_interface_info"
+        extra = sorted(set(together.pop(interfaces)) - set(alone[interfaces]))
+        on_leaves = alone.pop(interfaces)
+        assert extra and {labels[7:9] for labels in extra} == {("", "")}
+        assert {labels[:7] for labels in extra} <= {labels[:7] for labels in on_leaves}
+    assert {name: sorted(found) for name, found in together.items()} == {
+        name: sorted(found) for name, found in alone.items()}
+    assert all(alone.values())
