@@ -198,3 +198,17 @@ def test_the_shards_fabric_series_are_one_processs(emulated, shards, whole):
     assert {name: sorted(found) for name, found in together.items()} == {
         name: sorted(found) for name, found in alone.items()}
     assert all(alone.values())
+
+
+def test_a_shards_map_lays_out_its_share(shards):
+    """A shard's page draws what it holds: its switches and the stand-ins at the far ends
+    of their cables, each cable once."""
+    for index, (_, fabric) in enumerate(shards):
+        status, layout = handle(View(fabric, shard=Shard(index, SHARDS)), "GET",
+                                "/api/v1/map/layout", {})
+        assert status == 200
+        labels = {box["label"] for box in layout["boxes"]}
+        switches = {fabric.attrs(n)["name"] for n in fabric.nodes_of(NodeKind.SWITCH)}
+        assert switches <= labels
+        ends = [(cable["a"], cable["b"]) for cable in layout["cables"]]
+        assert len(ends) == len(set(ends)) > 0
