@@ -164,8 +164,9 @@ def _discovered_fabric(facts: FactSet, shard: Shard, folder: Path) -> tuple[floa
     said = subprocess.run([sys.executable, "-m", __name__, "--fabric", str(path)],
                           stdout=subprocess.PIPE, check=True).stdout
     built = json.loads(said)
-    print(f"  shard {shard}'s fabric, built as fabcorr run --shard builds it: RSS "
-          f"{built['rss_mib']:,.0f} MiB, peak {built['peak_rss_mib']:,.0f} MiB",
+    print(f"  shard {shard}'s fabric, built as fabcorr run --shard builds it: "
+          f"{built['nodes']:,} nodes, RSS {built['rss_mib']:,.0f} MiB, peak "
+          f"{built['peak_rss_mib']:,.0f} MiB",
           file=sys.stderr, flush=True)
     return built["rss_mib"], built["peak_rss_mib"]
 
