@@ -17,7 +17,8 @@ from the whole fabric, each a flow key of its own, and an interval's flow table 
 shards (4.5 M samples) overflows: hence 16.
 ``service_shard_fabric_rss_mib`` is what the busiest shard's ``fabcorr run --shard``
 holds once it has built its fabric (from its own switches' facts, as its discovery finds
-them, and the whole inventory; :func:`_discovered_fabric`), before any interval.
+them, and the whole inventory), ``service_shard_peak_rss_mib`` its peak once its share of
+the interval is attributed on that fabric (:func:`_service_shard`).
 ``shards_needed`` is the fewest shards whose busiest share would fit both its CPU in the
 interval and its keys in the table, from the busiest share measured at ``SHARDS`` (work
 and samples spread over the shards as their switches do); ``shards_needed_by_cpu`` the
@@ -38,6 +39,7 @@ import tempfile
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 from benchmarks.attribute_suite import leaf_templates, sample_to
 from benchmarks.harness import Result, median
@@ -83,8 +85,8 @@ def measure(size: str, samples: int, shards: int) -> list[Result]:
         save_snapshot(fabric, snapshot)
         shares = write_shares(fabric, samples, shards, folder)
         del fabric
-        busiest_shard = max(range(shards), key=lambda index: shares[index][1])
-        built, built_peak = _discovered_fabric(facts, Shard(busiest_shard, shards), folder)
+        busiest = max(range(shards), key=lambda index: shares[index][1])
+        service = _service_shard(facts, Shard(busiest, shards), shares[busiest][0], folder)
         del facts
         loads, work, rss = [], [], []
         for index, (pcap, count) in enumerate(shares):
@@ -108,8 +110,8 @@ def measure(size: str, samples: int, shards: int) -> list[Result]:
     record("shards_needed", max(by_cpu, by_table), "count")
     record("shards_needed_by_cpu", by_cpu, "count")
     record("peak_rss_per_shard_mib", max(rss), "MiB")
-    record("service_shard_fabric_rss_mib", built, "MiB")
-    record("service_shard_fabric_peak_rss_mib", built_peak, "MiB")
+    record("service_shard_fabric_rss_mib", service[0], "MiB")
+    record("service_shard_peak_rss_mib", service[1], "MiB")
     record("total_work_samples_per_cpu_s", samples / sum(work), "samples/s")
     return results
 
@@ -151,52 +153,55 @@ def _datagrams(rng: random.Random, leaves: list[str],
         made += count
 
 
-def _discovered_fabric(facts: FactSet, shard: Shard, folder: Path) -> tuple[float, float]:
-    """The fabric ``fabcorr run --shard`` builds, in a process of its own: from its own
-    switches' facts (what its discovery finds) and the inventory, the others' switches
-    elsewhere. Its RSS once built (and freed memory given back), and its peak (MiB)."""
+def _service_shard(facts: FactSet, shard: Shard, pcap: Path, folder: Path
+                   ) -> tuple[float, float]:
+    """``fabcorr run --shard`` over one interval, in a process of its own
+    (:func:`_running_shard`): its fabric built as the service builds it, from its own
+    switches' facts (what its discovery finds) and the inventory, the other switches
+    elsewhere; then its share ``pcap`` attributed on that fabric. Its RSS once the fabric
+    is built (freed memory given back) and its peak over both (MiB)."""
     own = {s.name for s in facts.switches if shard.owns(s.name)}
     path = folder / "service-shard.facts"
     with path.open("wb") as stream:
         pickle.dump((facts.of_switches(own), facts.inventory(),
                      {s.name: s.role_hint for s in facts.switches if s.name not in own}),
                     stream, protocol=pickle.HIGHEST_PROTOCOL)
-    said = subprocess.run([sys.executable, "-m", __name__, "--fabric", str(path)],
-                          stdout=subprocess.PIPE, check=True).stdout
-    built = json.loads(said)
-    print(f"  shard {shard}'s fabric, built as fabcorr run --shard builds it: "
-          f"{built['nodes']:,} nodes, RSS {built['rss_mib']:,.0f} MiB, peak "
-          f"{built['peak_rss_mib']:,.0f} MiB",
-          file=sys.stderr, flush=True)
-    return built["rss_mib"], built["peak_rss_mib"]
+    ran = _child("--service", str(path), str(pcap), str(shard))
+    print(f"  shard {shard} as fabcorr run --shard: its fabric {ran['nodes']:,} nodes, "
+          f"RSS {ran['fabric_rss_mib']:,.0f} MiB once built; peak RSS "
+          f"{ran['peak_rss_mib']:,.0f} MiB over its interval", file=sys.stderr, flush=True)
+    return ran["fabric_rss_mib"], ran["peak_rss_mib"]
 
 
-def _build_fabric(path: str) -> int:
-    """Build the fabric of :func:`_discovered_fabric`'s facts, as the service does; print
-    the RSS then and the peak."""
+def _running_shard(path: str, pcap: str, shard: str) -> int:
+    """Build the fabric of :func:`_service_shard`'s facts as the service does, then
+    attribute ``pcap`` on it as shard ``shard``; print the RSS once built, the node count
+    and the peak RSS. Exit 1 unless the attribution exits 0."""
     with open(path, "rb") as stream:
         discovered, inventory, elsewhere = pickle.load(stream)
     fabric = build_graph(discovered.merge(inventory), elsewhere)
     del discovered, inventory
     settle()
     give_back()
-    print(json.dumps({"rss_mib": _status("VmRSS"), "peak_rss_mib": _peak(),
-                      "nodes": fabric.graph.number_of_nodes()}))
-    return 0
+    built = {"fabric_rss_mib": _status("VmRSS"), "nodes": fabric.graph.number_of_nodes()}
+    status = _attribute_here(pcap, shard, lambda path, owns: fabric)
+    print(json.dumps({**built, "peak_rss_mib": _peak()}))
+    return 1 if status else 0
 
 
 def _attribute(snapshot: Path, pcap: Path, shard: str) -> tuple[float, float, float]:
     """One ``fabcorr attribute --shard`` process (:func:`_shard`): the CPU seconds of its
     snapshot's load and of the rest of its work, and its peak RSS (MiB)."""
-    child = subprocess.Popen([sys.executable, "-m", __name__, str(snapshot), str(pcap), shard],
-                             stdout=subprocess.PIPE)
-    assert child.stdout is not None
-    said = child.stdout.read()
-    if child.wait():
-        raise RuntimeError(f"fabcorr attribute --shard {shard} of {pcap.name} exited "
-                           f"{child.returncode}")
-    spent = json.loads(said)
+    spent = _child(str(snapshot), str(pcap), shard)
     return spent["load_cpu_s"], spent["work_cpu_s"], spent["peak_rss_mib"]
+
+
+def _child(*argv: str) -> dict[str, Any]:
+    """What this module run as ``argv`` prints (JSON); RuntimeError if it fails."""
+    child = subprocess.run([sys.executable, "-m", __name__, *argv], stdout=subprocess.PIPE)
+    if child.returncode:
+        raise RuntimeError(f"{__name__} {' '.join(argv)} exited {child.returncode}")
+    return json.loads(child.stdout)
 
 
 def _shard(snapshot: str, pcap: str, shard: str) -> int:
@@ -206,7 +211,6 @@ def _shard(snapshot: str, pcap: str, shard: str) -> int:
     (3 would be samples lost to a full table, or datagrams rejected: not the shard's
     share)."""
     from correlator.cli import attribute
-    from correlator.cli.main import main
 
     load, loads = attribute.load_snapshot, []
 
@@ -216,14 +220,24 @@ def _shard(snapshot: str, pcap: str, shard: str) -> int:
         loads.append(time.process_time() - began)
         return fabric
 
-    attribute.load_snapshot = timed_load  # type: ignore[assignment]
     began = time.process_time()
-    with open(os.devnull, "w") as table, contextlib.redirect_stdout(table):
-        status = main(["attribute", "--snapshot", snapshot, "--pcap", pcap, "--shard", shard,
-                       "-o", "table"])
+    status = _attribute_here(pcap, shard, timed_load, snapshot)
     work = time.process_time() - began - sum(loads)
     print(json.dumps({"load_cpu_s": sum(loads), "work_cpu_s": work, "peak_rss_mib": _peak()}))
     return 1 if status else 0
+
+
+def _attribute_here(pcap: str, shard: str, load: Callable[[str, Any], object],
+                    snapshot: str = "-") -> int:
+    """``fabcorr attribute --pcap PCAP --shard I/N`` in this process, its fabric from
+    ``load`` (in place of the snapshot's), its table discarded; its exit status."""
+    from correlator.cli import attribute
+    from correlator.cli.main import main
+
+    attribute.load_snapshot = load  # type: ignore[assignment]
+    with open(os.devnull, "w") as table, contextlib.redirect_stdout(table):
+        return main(["attribute", "--snapshot", snapshot, "--pcap", pcap, "--shard", shard,
+                     "-o", "table"])
 
 
 def _peak() -> float:
@@ -241,5 +255,5 @@ def _status(field: str) -> float:
 
 
 if __name__ == "__main__":
-    sys.exit(_build_fabric(sys.argv[2]) if sys.argv[1] == "--fabric"
+    sys.exit(_running_shard(*sys.argv[2:]) if sys.argv[1] == "--service"
              else _shard(*sys.argv[1:]))
