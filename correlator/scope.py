@@ -35,7 +35,7 @@ from correlator.attribution.accumulate import OUT
 from correlator.shards import Shard
 from topology.graph import FabricGraph
 from topology.indexes import ip_key
-from topology.schema import NodeKind, id_name
+from topology.schema import NodeKind
 
 __all__ = ["Scope", "scope_of"]
 
@@ -80,8 +80,8 @@ class Scope:
 
 def _scope(shard: Shard, fabric: FabricGraph) -> Scope:
     graph = fabric.graph
-    owned = [node for node in fabric.nodes_of(NodeKind.SWITCH) if shard.owns(id_name(node))]
-    switches = frozenset(map(id_name, owned))
+    owned = [s for s in fabric.switches() if shard.owns(s.name)]
+    switches = frozenset(s.name for s in owned)
     ports = frozenset(port for port in fabric.nodes_of(NodeKind.PORT)
                       if graph.nodes[port]["switch"] in switches)
     cables: dict[str, str] = {}
@@ -91,11 +91,8 @@ def _scope(shard: Shard, fabric: FabricGraph) -> Scope:
             cables[port] = far
             cables[far] = port
     peers = frozenset(cables) - ports
-    # from the switches' nodes: a snapshot's facts are parsed whole on first use (17 s
-    # of CPU at x-large) and its nodes carry the same fields
-    agents = frozenset(ip_key(address) for node in owned
-                       for address in (graph.nodes[node].get("sflow_agent")
-                                       or graph.nodes[node].get("mgmt_address"),) if address)
+    agents = frozenset(ip_key(s.sflow_agent or s.mgmt_address) for s in owned
+                       if s.sflow_agent or s.mgmt_address)
     return Scope(shard, switches, ports, peers, agents, cables)
 
 

@@ -141,7 +141,7 @@ class Service:
             if scope is not None:
                 _log.info("shard %s: %d of %d switches, %d of their cables' far ends read",
                           config.shard, len(scope.switches), len(
-                              {s.name for s in (*self._switches, *fabric.facts.switches)}),
+                              {s.name for s in (*self._switches, *fabric.switches())}),
                           len(scope.peers))
             tasks = [asyncio.create_task(self._supervise(name, *work, stop), name=name)
                      for name, work in components.items()]
@@ -282,7 +282,7 @@ class Service:
         """The sFlow agents believed: the switches of ``fabric`` and of the configuration
         (a shard's own)."""
         shard = self.config.shard
-        return admission_for((s for s in fabric.facts.switches if shard.owns(s.name)),
+        return admission_for((s for s in fabric.switches() if shard.owns(s.name)),
                              (s for s in self._switches if shard.owns(s.name)),
                              self.config.sflow.relays)
 

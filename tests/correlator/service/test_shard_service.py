@@ -20,6 +20,7 @@ import asyncio
 import contextlib
 import dataclasses
 import json
+import operator
 import os
 import re
 import signal
@@ -477,3 +478,15 @@ def test_shards_stream_their_switches_and_publish_each_port_once(tmp_path, capsy
         assert status == 0
         assert [(h["port"], h["direction"], h["kinds"], h["end"]) for h in found] == [
             (port_id(*HOT), "out", ["ecn"], None)]
+
+
+def test_a_shard_admits_its_agents_without_parsing_a_snapshots_facts():
+    """Admission and scope read the switches from their nodes: a snapshot's facts stay
+    unparsed, and the switches made of the nodes are the facts' own."""
+    service, _ = _spine02s_shard()
+    fabric = load_snapshot(SNAPSHOT)
+    service._admission(fabric)
+    service.engine.scope(fabric)
+    assert callable(fabric._facts)  # still the lazy reader
+    by_name = operator.attrgetter("name")
+    assert sorted(fabric.switches(), key=by_name) == sorted(fabric.facts.switches, key=by_name)
