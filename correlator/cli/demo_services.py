@@ -78,9 +78,9 @@ class Services:
         built into one."""
         if self.inlet is None:
             return load_snapshot(self.topology)
-        return merge.fabric([get(self.urls[0], "/api/v1/topology/facts?part=inventory"),
-                             *(get(url, "/api/v1/topology/facts?part=switches")
-                               for url in self.urls)])
+        return merge.fabric(get(self.urls[0], "/api/v1/topology/facts?part=inventory"),
+                            [get(url, "/api/v1/topology/facts?part=switches")
+                             for url in self.urls])
 
     def summary(self) -> dict[str, Any]:
         """``/api/v1/topology/summary`` of the whole fabric."""

@@ -36,11 +36,13 @@ def hotspots(answers: Sequence[list[dict[str, Any]]]) -> list[dict[str, Any]]:
     return active + ended
 
 
-def fabric(answers: Sequence[dict[str, Any]]) -> FabricGraph:
-    """The whole fabric from fact documents: the shards' ``topology/facts``, whole or in
-    parts."""
-    return build_graph(merge_all(facts_from_document(answer, f"shard {index}")
-                                 for index, answer in enumerate(answers)))
+def fabric(inventory: dict[str, Any], switches: Sequence[dict[str, Any]]) -> FabricGraph:
+    """The whole fabric from one shard's ``topology/facts?part=inventory`` and every
+    shard's ``?part=switches``."""
+    documents = [(inventory, "the inventory"),
+                 *((answer, f"shard {i}'s switches") for i, answer in enumerate(switches))]
+    return build_graph(merge_all(facts_from_document(answer, origin)
+                                 for answer, origin in documents))
 
 
 def top(answers: Sequence[dict[str, Any]], limit: int) -> dict[str, Any]:

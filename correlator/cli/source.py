@@ -77,7 +77,7 @@ def _merged(args: argparse.Namespace, urls: list[str], endpoint: str,
     switches = each("topology/facts", part="switches")  # the topology: every shard's
     url = next(iter(switches))  # and one's inventory
     inventory = _answer(args, _get(args, url, "topology/facts", {"part": "inventory"}), url)
-    fabric = merge.fabric([inventory, *switches.values()])
+    fabric = merge.fabric(inventory, [*switches.values()])
     return _answer(args, handle(View(fabric), "GET", PREFIX + endpoint, _query(params)), None)
 
 

@@ -147,8 +147,8 @@ def test_topology_answers_built_from_the_shards_facts_are_the_whole_fabrics(
         return document
 
     if built == "by the CLI":
-        merged = merge.fabric([facts(shards[-1][1], part="inventory"),
-                               *(facts(fabric, part="switches") for _, fabric in shards)])
+        merged = merge.fabric(facts(shards[-1][1], part="inventory"),
+                              [facts(fabric, part="switches") for _, fabric in shards])
     else:
         files = [tmp_path / f"{index}.json" for index in range(SHARDS)]
         for file, (_, fabric) in zip(files, shards, strict=True):
