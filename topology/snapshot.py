@@ -496,7 +496,7 @@ def load_snapshot(path: str | Path, owns: Callable[[str], bool] | None = None) -
 def load_snapshot_switches(path: str | Path) -> FactSet:
     """The switches of a snapshot and nothing else (no graph is built): what an inlet
     needs of a fabric."""
-    document = read_document(path)
+    document = read_document(path, lambda keys: len(keys) == 1 or keys == ("facts", "switches"))
     if not isinstance(document, dict) or document.get("schema") != SCHEMA:
         raise SnapshotError(f"{path}: not a fabcorr topology snapshot "
                             f"(expected schema {SCHEMA!r})")
@@ -509,8 +509,10 @@ def load_snapshot_switches(path: str | Path) -> FactSet:
         raise SnapshotError(f"{path}: malformed snapshot: {exc!r}") from exc
 
 
-def read_document(path: str | Path) -> Any:
-    """The snapshot document in the file ``path``, in either form (not checked yet)."""
+def read_document(path: str | Path, kept: Callable[[tuple[str, ...]], bool] = lambda _: True
+                  ) -> Any:
+    """The snapshot document in the file ``path``, in either form (not checked yet); of a
+    packed one, only the pieces whose keys ``kept`` accepts are read."""
     try:
         with open(path, "rb") as stream:
             if stream.read(len(PACKED)) != PACKED:
@@ -520,7 +522,7 @@ def read_document(path: str | Path) -> Any:
     except OSError as exc:
         raise SnapshotError(f"{path}: cannot read snapshot: {exc.strerror}") from exc
     try:
-        return _unpacked(source)
+        return _unpacked(source, kept)
     except (EOFError, ValueError, TypeError, LookupError, struct.error) as exc:
         raise SnapshotError(f"{path}: a damaged packed snapshot: {exc!r}") from exc
 
@@ -536,9 +538,9 @@ def _json_document(path: str | Path, data: bytes) -> Any:
         raise SnapshotError(f"{path}: not JSON: {exc}") from exc
 
 
-def _unpacked(source: _Opened) -> dict[str, Any]:
-    """The document of a packed snapshot's pieces, read one at a time; the fact sections
-    and the derived tables are left :class:`Deferred`."""
+def _unpacked(source: _Opened, kept: Callable[[tuple[str, ...]], bool]) -> dict[str, Any]:
+    """The document of a packed snapshot's pieces ``kept`` accepts, read one at a time;
+    the fact sections and the derived tables are left :class:`Deferred`."""
     document: dict[str, Any] = {}
     at = len(PACKED)
     while at < source.size:
@@ -546,6 +548,8 @@ def _unpacked(source: _Opened) -> dict[str, Any]:
         keys = marshal.loads(source.read(keys_at, keys_size))
         start, size = _span(source, keys_at + keys_size)
         at = start + size
+        if not kept(keys):
+            continue
         _place(document, keys, Deferred(source, start, size) if _later(keys)
                else marshal.loads(source.read(start, size)))
     return document
