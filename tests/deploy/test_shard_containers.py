@@ -56,6 +56,10 @@ def _snapshot(gateway: str, path: Path) -> None:
     column = switches["fields"].index("mgmt_address")
     for row in switches["rows"]:
         row[column] = gateway
+    nodes = next(t for t in data["graph"]["nodes"] if t["kind"] == "switch")
+    column = nodes["fields"].index("mgmt_address") + 1  # after the node's ID
+    for row in nodes["rows"]:  # the switches' nodes carry the same fields as their facts
+        row[column] = gateway
     path.write_text(json.dumps(data))
 
 
