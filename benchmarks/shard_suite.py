@@ -17,8 +17,10 @@ from the whole fabric, each a flow key of its own, and an interval's flow table 
 shards (4.5 M samples) overflows: hence 16.
 ``service_shard_fabric_rss_mib`` is what the busiest shard's ``fabcorr run --shard``
 holds once it has built its fabric (from its own switches' facts, as its discovery finds
-them, and the whole inventory), ``service_shard_peak_rss_mib`` its peak once its share of
-the interval is attributed on that fabric (:func:`_service_shard`).
+them, and the whole inventory, of which it keeps its share), and each stage's own peak:
+``service_shard_build_peak_rss_mib`` building it, ``service_shard_rebuild_peak_rss_mib``
+building it again while the first serves (a refresh), ``service_shard_peak_rss_mib``
+attributing its share of the interval on the new one (:func:`_service_shard`).
 ``shards_needed`` is the fewest shards whose busiest share would fit both its CPU in the
 interval and its keys in the table, from the busiest share measured at ``SHARDS`` (work
 and samples spread over the shards as their switches do); ``shards_needed_by_cpu`` the
@@ -110,8 +112,10 @@ def measure(size: str, samples: int, shards: int) -> list[Result]:
     record("shards_needed", max(by_cpu, by_table), "count")
     record("shards_needed_by_cpu", by_cpu, "count")
     record("peak_rss_per_shard_mib", max(rss), "MiB")
-    record("service_shard_fabric_rss_mib", service[0], "MiB")
-    record("service_shard_peak_rss_mib", service[1], "MiB")
+    record("service_shard_fabric_rss_mib", service["fabric_rss_mib"], "MiB")
+    record("service_shard_build_peak_rss_mib", service["build_peak_rss_mib"], "MiB")
+    record("service_shard_rebuild_peak_rss_mib", service["rebuild_peak_rss_mib"], "MiB")
+    record("service_shard_peak_rss_mib", service["peak_rss_mib"], "MiB")
     record("total_work_samples_per_cpu_s", samples / sum(work), "samples/s")
     return results
 
@@ -154,39 +158,56 @@ def _datagrams(rng: random.Random, leaves: list[str],
 
 
 def _service_shard(facts: FactSet, shard: Shard, pcap: Path, folder: Path
-                   ) -> tuple[float, float]:
+                   ) -> dict[str, float]:
     """``fabcorr run --shard`` over one interval, in a process of its own
     (:func:`_running_shard`): its fabric built as the service builds it, from its own
     switches' facts (what its discovery finds) and the inventory, the other switches
-    elsewhere; then its share ``pcap`` attributed on that fabric. Its RSS once the fabric
-    is built (freed memory given back) and its peak over both (MiB)."""
+    elsewhere; built again beside it (a refresh); then its share ``pcap`` attributed on
+    the new one. Its RSS once the fabric is built (freed memory given back), and the peak
+    of each stage (MiB)."""
     own = {s.name for s in facts.switches if shard.owns(s.name)}
     path = folder / "service-shard.facts"
     with path.open("wb") as stream:
-        pickle.dump((facts.of_switches(own), facts.inventory(),
-                     {s.name: s.role_hint for s in facts.switches if s.name not in own}),
+        pickle.dump({s.name: s.role_hint for s in facts.switches if s.name not in own},
                     stream, protocol=pickle.HIGHEST_PROTOCOL)
+        pickle.dump(facts.of_switches(own).merge(facts.inventory()), stream,
+                    protocol=pickle.HIGHEST_PROTOCOL)
     ran = _child("--service", str(path), str(pcap), str(shard))
     print(f"  shard {shard} as fabcorr run --shard: its fabric {ran['nodes']:,} nodes, "
-          f"RSS {ran['fabric_rss_mib']:,.0f} MiB once built; peak RSS "
-          f"{ran['peak_rss_mib']:,.0f} MiB over its interval", file=sys.stderr, flush=True)
-    return ran["fabric_rss_mib"], ran["peak_rss_mib"]
+          f"RSS {ran['fabric_rss_mib']:,.0f} MiB once built (peak "
+          f"{ran['build_peak_rss_mib']:,.0f} MiB); peak RSS {ran['rebuild_peak_rss_mib']:,.0f}"
+          f" MiB built again beside it, {ran['peak_rss_mib']:,.0f} MiB over its interval",
+          file=sys.stderr, flush=True)
+    return ran
 
 
 def _running_shard(path: str, pcap: str, shard: str) -> int:
-    """Build the fabric of :func:`_service_shard`'s facts as the service does, then
-    attribute ``pcap`` on it as shard ``shard``; print the RSS once built, the node count
-    and the peak RSS. Exit 1 unless the attribution exits 0."""
-    with open(path, "rb") as stream:
-        discovered, inventory, elsewhere = pickle.load(stream)
-    fabric = build_graph(discovered.merge(inventory), elsewhere)
-    del discovered, inventory
-    settle()
-    give_back()
-    built = {"fabric_rss_mib": _status("VmRSS"), "nodes": fabric.graph.number_of_nodes()}
+    """Build the fabric of :func:`_service_shard`'s facts as the service does; build it
+    again while the first is alive, as a refresh does, and swap it in; then attribute
+    ``pcap`` on it as shard ``shard``. Print the RSS once built, the node count, and the
+    peak RSS of each stage: the first build, the refresh, the interval. Exit 1 unless the
+    attribution exits 0."""
+    fabric = _built(path)
+    built = {"fabric_rss_mib": _status("VmRSS"), "nodes": fabric.graph.number_of_nodes(),
+             "build_peak_rss_mib": _peak()}
+    _new_peak()
+    fabric = _built(path)  # the old fabric goes once the new one is made
+    built["rebuild_peak_rss_mib"] = _peak()
+    _new_peak()
     status = _attribute_here(pcap, shard, lambda path, owns: fabric)
     print(json.dumps({**built, "peak_rss_mib": _peak()}))
     return 1 if status else 0
+
+
+def _built(path: str) -> FabricGraph:
+    """The fabric of :func:`_service_shard`'s facts, as ``fabcorr run --shard`` builds it
+    (the facts a temporary, which the build takes over), freed memory given back."""
+    with open(path, "rb") as stream:
+        elsewhere = pickle.load(stream)
+        fabric = build_graph(pickle.load(stream), elsewhere)
+    settle()
+    give_back()
+    return fabric
 
 
 def _attribute(snapshot: Path, pcap: Path, shard: str) -> tuple[float, float, float]:
@@ -241,10 +262,17 @@ def _attribute_here(pcap: str, shard: str, load: Callable[[str, Any], object],
 
 
 def _peak() -> float:
-    """This process's peak RSS (MiB) since it began the program it runs: its own memory's
-    high-water mark, where the kernel's ``ru_maxrss`` of a child also counts the parent's
-    pages it was forked with (this suite's parent holds the whole fabric)."""
+    """This process's peak RSS (MiB) since it began the program it runs, or since
+    :func:`_new_peak`: its own memory's high-water mark, where the kernel's ``ru_maxrss``
+    of a child also counts the parent's pages it was forked with (this suite's parent
+    holds the whole fabric)."""
     return _status("VmHWM")
+
+
+def _new_peak() -> None:
+    """Start this process's high-water mark again from its RSS now (Linux 4.0 on)."""
+    with open("/proc/self/clear_refs", "w") as refs:
+        refs.write("5")
 
 
 def _status(field: str) -> float:

@@ -221,8 +221,7 @@ class FactSet:
                                        Reporter.SWITCH and kept(n.local_device)))
 
     def inventory(self) -> FactSet:
-        """Everything but what switches reported: hosts, their NICs and what their LLDP
-        hears, pods, jobs, tenants.
+        """Everything but what switches reported: :meth:`hosts` and :meth:`workloads`.
 
         >>> facts = FactSet(switches=(SwitchFact("a"),), nodes=(NodeFact("gpu01"),))
         >>> facts.inventory().count()["switches"], facts.inventory().count()["nodes"]
@@ -230,6 +229,26 @@ class FactSet:
         """
         return dataclasses.replace(self, switches=(), interfaces=(), neighbors=tuple(
             n for n in self.neighbors if n.reporter != Reporter.SWITCH))
+
+    def hosts(self) -> FactSet:
+        """The hosts, their NICs (PFs, VFs) and what their LLDP hears.
+
+        >>> facts = FactSet(nodes=(NodeFact("gpu01"),), pods=(PodFact("ns", "p"),))
+        >>> facts.hosts().count()["nodes"], facts.hosts().count()["pods"]
+        (1, 0)
+        """
+        return FactSet(nodes=self.nodes, pfs=self.pfs, vfs=self.vfs, neighbors=tuple(
+            n for n in self.neighbors if n.reporter == Reporter.HOST))
+
+    def workloads(self) -> FactSet:
+        """The pods, their interfaces, jobs and tenants.
+
+        >>> facts = FactSet(nodes=(NodeFact("gpu01"),), pods=(PodFact("ns", "p"),))
+        >>> facts.workloads().count()["nodes"], facts.workloads().count()["pods"]
+        (0, 1)
+        """
+        return FactSet(pods=self.pods, pod_interfaces=self.pod_interfaces, jobs=self.jobs,
+                       tenants=self.tenants)
 
 
 FACT_TYPES: dict[str, type] = {

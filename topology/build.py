@@ -11,8 +11,9 @@ from typing import Any
 import networkx as nx
 
 from inventory.bulk import gc_paused
-from inventory.facts import FactSet, IdSubtype, PodInterfaceFact, Reporter, normalize_mac
+from inventory.facts import FactSet, PodInterfaceFact, Reporter, normalize_mac
 from inventory.problems import Problem
+from topology.elsewhere import HostsHere, add_stand_ins, hosts_here
 from topology.footprint import prepare
 from topology.graph import FabricGraph, cables_of
 from topology.links import EndpointResolver, reconcile_links
@@ -20,6 +21,7 @@ from topology.roles import assign_roles
 from topology.schema import (
     ELSEWHERE,
     KIND,
+    NIC_INDEX,
     REPORTS,
     SPEED,
     STATUS,
@@ -44,9 +46,14 @@ def build_graph(facts: FactSet, elsewhere: Mapping[str, str] | None = None) -> F
     """Build the fabric graph of ``facts``; everything that does not fit is a Problem.
 
     ``elsewhere`` names the switches another process discovers (a shard's: the other
-    shards'), each with its role hint (or ""): an LLDP neighbour that is one of them, not
-    in ``facts``, becomes a stand-in switch and port (attribute ``elsewhere``), so the
-    cable to it is made.
+    shards'), each with its role hint (or ""), and the graph is that shard's
+    (:mod:`topology.elsewhere`): an LLDP neighbour that is one of them, not in ``facts``,
+    becomes a stand-in switch and port (attribute ``elsewhere``), so the cable to it is
+    made; a PF its host hears on one is left out with its VFs (the facts the fabric keeps
+    lack them), a pod interface on them marked ``elsewhere`` with that switch's name; and
+    the tables :func:`~topology.footprint.prepare` derives are derived on first use. The
+    fabric of a shard keeps copies of the facts it keeps: pass ``facts`` as a temporary (no
+    name of the caller's holding it) for the memory of the others to go back at once.
 
     Examples
     --------
@@ -57,17 +64,19 @@ def build_graph(facts: FactSet, elsewhere: Mapping[str, str] | None = None) -> F
     ('leaf', 'spine')
     """
     with gc_paused():
-        return _build(facts, elsewhere or {})
+        here = hosts_here(facts, elsewhere or {})
+        del facts  # a shard's copies are kept: what it leaves out goes when the caller's do
+        return _build(here, elsewhere or {})
 
 
-def _build(facts: FactSet, elsewhere: Mapping[str, str]) -> FabricGraph:
+def _build(here: HostsHere, elsewhere: Mapping[str, str]) -> FabricGraph:
     graph = nx.Graph()
     problems: list[Problem] = []
+    facts = here.facts
     _add_switches(graph, facts, problems)
-    _add_hosts(graph, facts, problems)
-    if elsewhere:
-        _add_stand_ins(graph, facts, elsewhere)
-    _add_workloads(graph, facts, problems)
+    _add_hosts(graph, facts, here.nics, problems)
+    add_stand_ins(graph, facts, elsewhere, here.leaves)
+    _add_workloads(graph, facts, here.away, problems)
     links, link_problems = reconcile_links(facts.neighbors, EndpointResolver(graph), graph)
     problems.extend(link_problems)
     nodes, adj, cabled = graph._node, graph._adj, EdgeKind.CABLED.value
@@ -81,7 +90,9 @@ def _build(facts: FactSet, elsewhere: Mapping[str, str]) -> FabricGraph:
     assign_roles(graph, cables)
     fabric = FabricGraph(graph, facts, tuple(problems), cables=cables)
     fabric.problems += fabric.indexes.problems
-    return prepare(fabric)
+    # a shard's tables are derived on first use: most are for topology questions, which
+    # the whole fabric answers (the CLI builds it from the shards' facts)
+    return fabric if elsewhere else prepare(fabric)
 
 
 def _add(graph: nx.Graph, node: str, kind: NodeKind, fact: Any, **extra: Any) -> None:
@@ -162,34 +173,8 @@ def _add_switches(graph: nx.Graph, facts: FactSet, problems: list[Problem]) -> N
             _link(graph, switch_id(report.local_device), node, EdgeKind.HAS_PORT)
 
 
-def _add_stand_ins(graph: nx.Graph, facts: FactSet, elsewhere: Mapping[str, str]) -> None:
-    """A switch and port node, marked ``elsewhere``, for each far end a switch port or PF
-    hears on a switch of ``elsewhere`` that ``facts`` lack (its port named by its port id,
-    or by its description when the id is a MAC)."""
-    nodes = graph._node
-    for report in facts.neighbors:
-        far = report.system_name
-        local = port_id if report.reporter == Reporter.SWITCH else pf_id
-        if far not in elsewhere or local(report.local_device, report.local_port) not in nodes:
-            continue
-        switch = switch_id(far)
-        if switch in nodes and not nodes[switch].get(ELSEWHERE):
-            continue  # discovered here after all
-        name = report.port_description if report.port_id_subtype == IdSubtype.MAC \
-            else report.port_id
-        port = port_id(far, name)
-        if not name or port in nodes:
-            continue
-        if switch not in nodes:
-            hint = {"role_hint": elsewhere[far]} if elsewhere[far] else {}
-            graph.add_node(switch, **{KIND: NodeKind.SWITCH.value, "name": far, **hint,
-                                      ELSEWHERE: True})
-        graph.add_node(port, **{KIND: NodeKind.PORT.value, "switch": far, "name": name,
-                                ELSEWHERE: True})
-        _link(graph, switch, port, EdgeKind.HAS_PORT)
-
-
-def _add_hosts(graph: nx.Graph, facts: FactSet, problems: list[Problem]) -> None:
+def _add_hosts(graph: nx.Graph, facts: FactSet, nics: Mapping[tuple[str, str], int],
+               problems: list[Problem]) -> None:
     _add_all(graph, NodeKind.NODE, ((node_id(host.name), host) for host in facts.nodes))
     pfs, nodes = [], graph._node
     for pf in facts.pfs:
@@ -199,6 +184,8 @@ def _add_hosts(graph: nx.Graph, facts: FactSet, problems: list[Problem]) -> None
         else:
             problems.append(Problem("unknown-node", pf.node, f"PF {pf.name}"))
     _add_all(graph, NodeKind.PF, ((node, pf) for _, node, pf in pfs))
+    for _, node, pf in pfs:
+        nodes[node][NIC_INDEX] = nics[pf.node, pf.name]
     _link_all(graph, EdgeKind.HAS_PORT, ((host, node) for host, node, _ in pfs))
     used = {(i.node, i.vf_pci) for i in facts.pod_interfaces}
     vfs = []
@@ -212,7 +199,8 @@ def _add_hosts(graph: nx.Graph, facts: FactSet, problems: list[Problem]) -> None
     _link_all(graph, EdgeKind.VF_OF, ((node, parent) for node, parent, _ in vfs))
 
 
-def _add_workloads(graph: nx.Graph, facts: FactSet, problems: list[Problem]) -> None:
+def _add_workloads(graph: nx.Graph, facts: FactSet, away: Mapping[tuple[str, str], str],
+                   problems: list[Problem]) -> None:
     for tenant in facts.tenants:
         _add(graph, tenant_id(tenant.name), NodeKind.TENANT, tenant)
     for job in facts.jobs:
@@ -246,6 +234,8 @@ def _add_workloads(graph: nx.Graph, facts: FactSet, problems: list[Problem]) -> 
         vf = vf_id(fact.node, fact.vf_pci)
         if fact.vf_pci and vf in graph:
             _link(graph, node, vf, EdgeKind.ATTACHED)
+        elif (fact.node, fact.vf_pci) in away:  # on a NIC another shard keeps
+            graph._node[node][ELSEWHERE] = away[fact.node, fact.vf_pci]
         else:
             problems.append(Problem("podif-unattached", node,
                                     f"no VF {fact.vf_pci or '(no PCI address)'} on {fact.node}"))

@@ -2,18 +2,22 @@
 
 A switch cabled to a host PF is a leaf; otherwise its role is its hop distance from the
 nearest leaf over usable switch-to-switch cables (1 spine, 2 super-spine). A switch's
-``role_hint`` fact wins over inference. A PF's NIC index is its rank by PCI address
-within its node (1-based); a leaf's rails are the NIC indexes of the PFs cabled to it.
+``role_hint`` fact wins over inference (a switch hinted a leaf is one, cabled to hosts or
+not, and no other is). A PF's NIC index is its rank by PCI address
+within its node (1-based, :func:`nic_indexes`, set as the PF nodes are made); a leaf's
+rails are the NIC indexes of the PFs cabled to it.
 """
 
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Iterable
 from functools import cache
 from typing import Any
 
 import networkx as nx
 
+from inventory.facts import PfFact
 from topology.schema import (
     KIND,
     NIC_INDEX,
@@ -34,13 +38,12 @@ TIER_OF_ROLE = {SwitchRole.LEAF: 1, SwitchRole.SPINE: 2, SwitchRole.SUPER_SPINE:
 
 def assign_roles(graph: nx.Graph, cables: list[tuple[str, str, dict[str, Any]]]
                  ) -> None:
-    """Set ``nic_index`` on PFs, ``role``/``tier``/``rails`` on switches, ``role`` on ports
-    and ``tier`` on ``cables`` (the graph's, as :func:`~topology.graph.cables_of` finds
-    them), in place."""
+    """Set ``role``/``tier``/``rails`` on switches (a switch's ``rails`` kept when no PF
+    in the graph is cabled to it), ``role`` on ports and ``tier`` on ``cables`` (the
+    graph's, as :func:`~topology.graph.cables_of` finds them), in place."""
     nodes = graph._node  # networkx's own node dict: no view per lookup
     port, pf, usable = NodeKind.PORT.value, NodeKind.PF.value, USABLE_LINK
     host, fabric = PortRole.HOST.value, PortRole.FABRIC.value
-    _assign_nic_indexes(nodes)
     joined: set[tuple[str, str]] = set()  # switches joined by a usable cable
     rails: dict[str, set[int]] = defaultdict(set)
     port_roles: dict[str, str] = {}
@@ -61,12 +64,15 @@ def assign_roles(graph: nx.Graph, cables: list[tuple[str, str, dict[str, Any]]]
     switch_links = nx.Graph((switch_id(s), switch_id(t)) for s, t in joined)
 
     switches = [n for n, attrs in nodes.items() if attrs[KIND] == NodeKind.SWITCH]
-    leaves = [s for s in rails if s in switch_links]
+    hinted = {s: SwitchRole(nodes[s]["role_hint"]) for s in switches
+              if nodes[s].get("role_hint") in SwitchRole.__members__.values()}
+    leaves = [s for s in switches if hinted.get(s, SwitchRole.LEAF if s in rails else None)
+              == SwitchRole.LEAF and s in switch_links]
     distance = nx.multi_source_dijkstra_path_length(switch_links, leaves) if leaves else {}
     for switch in switches:
         attrs = nodes[switch]
-        if attrs.get("role_hint") in SwitchRole.__members__.values():
-            role = SwitchRole(attrs["role_hint"])
+        if switch in hinted:
+            role = hinted[switch]
         elif switch in rails:
             role = SwitchRole.LEAF
         else:
@@ -98,12 +104,16 @@ def _link_tier(a: str, b: str) -> str:
     return "-".join(sorted((a, b), key=lambda r: TIER_OF_ROLE.get(SwitchRole(r), 9)))
 
 
-def _assign_nic_indexes(nodes: dict[str, dict[str, Any]]) -> None:
-    by_node: dict[str, list[tuple[str, str]]] = defaultdict(list)
-    pf = NodeKind.PF.value
-    for node, attrs in nodes.items():
-        if attrs[KIND] == pf:
-            by_node[attrs["node"]].append((attrs["pci_address"], node))
-    for pfs in by_node.values():
-        for index, (_, found) in enumerate(sorted(pfs), start=1):
-            nodes[found][NIC_INDEX] = index
+def nic_indexes(pfs: Iterable[PfFact]) -> dict[tuple[str, str], int]:
+    """(node, PF name) -> the PF's NIC index: its rank by PCI address within its node.
+
+    >>> nic_indexes([PfFact("gpu01", "eth1", "0000:02:00.0"),
+    ...              PfFact("gpu01", "eth0", "0000:01:00.0"), PfFact("gpu02", "eth0", "a")])
+    {('gpu01', 'eth0'): 1, ('gpu01', 'eth1'): 2, ('gpu02', 'eth0'): 1}
+    """
+    by_node: dict[str, dict[str, str]] = defaultdict(dict)
+    for pf in pfs:
+        by_node[pf.node][pf.name] = pf.pci_address
+    return {(node, name): index for node, named in by_node.items()
+            for index, (_, name) in enumerate(sorted((pci, name) for name, pci in
+                                                     named.items()), start=1)}

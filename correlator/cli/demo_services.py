@@ -78,8 +78,9 @@ class Services:
         built into one."""
         if self.inlet is None:
             return load_snapshot(self.topology)
-        return merge.fabric(get(self.urls[0], "/api/v1/topology/facts?part=inventory"),
-                            [get(url, "/api/v1/topology/facts?part=switches")
+        facts = "/api/v1/topology/facts?part="
+        return merge.fabric(get(self.urls[0], facts + "workloads"),
+                            [(get(url, facts + "switches"), get(url, facts + "hosts"))
                              for url in self.urls])
 
     def summary(self) -> dict[str, Any]:

@@ -36,11 +36,13 @@ def hotspots(answers: Sequence[list[dict[str, Any]]]) -> list[dict[str, Any]]:
     return active + ended
 
 
-def fabric(inventory: dict[str, Any], switches: Sequence[dict[str, Any]]) -> FabricGraph:
-    """The whole fabric from one shard's ``topology/facts?part=inventory`` and every
-    shard's ``?part=switches``."""
-    documents = [(inventory, "the inventory"),
-                 *((answer, f"shard {i}'s switches") for i, answer in enumerate(switches))]
+def fabric(workloads: dict[str, Any], shards: Sequence[tuple[dict[str, Any], dict[str, Any]]]
+           ) -> FabricGraph:
+    """The whole fabric from one shard's ``topology/facts?part=workloads`` and every
+    shard's ``?part=switches`` and ``?part=hosts``."""
+    documents = [(workloads, "the workloads"), *(
+        (answer, f"shard {i}'s {part}") for i, answers in enumerate(shards)
+        for part, answer in zip(("switches", "hosts"), answers, strict=True))]
     return build_graph(merge_all(facts_from_document(answer, origin)
                                  for answer, origin in documents))
 

@@ -75,9 +75,10 @@ def _merged(args: argparse.Namespace, urls: list[str], endpoint: str,
         both = [url for url in whos if url in tops]
         return merge.top_link([tops[url] for url in both], [whos[url] for url in both])
     switches = each("topology/facts", part="switches")  # the topology: every shard's
-    url = next(iter(switches))  # and one's inventory
-    inventory = _answer(args, _get(args, url, "topology/facts", {"part": "inventory"}), url)
-    fabric = merge.fabric(inventory, [*switches.values()])
+    hosts = each("topology/facts", part="hosts")  # switches and hosts, one's workloads
+    url = next(iter(hosts))  # each of them answered both
+    workloads = _answer(args, _get(args, url, "topology/facts", {"part": "workloads"}), url)
+    fabric = merge.fabric(workloads, [(switches[url], hosts[url]) for url in hosts])
     return _answer(args, handle(View(fabric), "GET", PREFIX + endpoint, _query(params)), None)
 
 

@@ -14,10 +14,10 @@ Topology (the fabric graph; exactly what ``fabcorr topology ... -o json`` prints
 - ``/api/v1/topology/link?port=SWITCH:PORT``: the cable and whose traffic can cross it.
 - ``/api/v1/topology/job?name=NS/NAME``, ``/api/v1/topology/tenant?name=NAME``.
 - ``/api/v1/topology/problems[?kind=K]``.
-- ``/api/v1/topology/facts[?part=switches|inventory]``: the facts the graph was built
-  from, as a fact document: all, what the switches reported, or the rest (a shard's
-  switches' and the inventory: every shard's switches and one's inventory make the whole
-  fabric).
+- ``/api/v1/topology/facts[?part=switches|hosts|workloads]``: the facts the graph was
+  built from, as a fact document: all, or what the switches reported, the hosts and their
+  NICs, or the pods, jobs and tenants. Every shard's switches and hosts (a shard keeps the
+  NICs cabled to its switches) and one shard's workloads make the whole fabric.
 
 Traffic (the last attributed interval; 503 until there is one):
 
@@ -239,13 +239,14 @@ def _problems(view: View, p: Params) -> Any:
 
 
 _FACT_PARTS: dict[str | None, Callable[[FactSet], FactSet]] = {
-    None: lambda facts: facts, "switches": FactSet.of_switches, "inventory": FactSet.inventory}
+    None: lambda facts: facts, "switches": FactSet.of_switches, "hosts": FactSet.hosts,
+    "workloads": FactSet.workloads}
 
 
 def _facts(view: View, p: Params) -> Any:
     part = p.text("part")
     if part not in _FACT_PARTS:
-        raise BadRequest(f"part: 'switches' or 'inventory', not {part!r}")
+        raise BadRequest(f"part: 'switches', 'hosts' or 'workloads', not {part!r}")
     return facts_to_document(_FACT_PARTS[part](view.fabric.facts))
 
 

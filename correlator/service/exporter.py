@@ -44,7 +44,7 @@ from correlator.view import View
 from inventory.counters import PFC_RX, PFC_TX, QUEUE_DROPPED, QUEUE_ECN
 from topology.footprint import owners, plugs
 from topology.graph import FabricGraph
-from topology.schema import KIND, TIER, EdgeKind, NodeKind, id_name
+from topology.schema import ELSEWHERE, KIND, TIER, EdgeKind, NodeKind, id_name
 
 LINK = ("switch", "port", "direction")
 METRICS: dict[str, tuple[str, tuple[str, ...], str]] = {
@@ -493,7 +493,8 @@ def _interface_series(fabric: FabricGraph) -> Columns:
         leaf_port = graph.nodes[plug.leaf_port] if plug and plug.leaf_port else {}
         keys.append((attrs["namespace"], attrs["pod"], attrs["interface"], ip,
                      attrs.get("node", ""), id_name(plug.pf).partition("/")[2] if plug else "",
-                     attrs.get("vf_pci", ""), leaf_port.get("switch", ""),
+                     attrs.get("vf_pci", ""),
+                     leaf_port.get("switch", "") or attrs.get(ELSEWHERE, ""),  # its shard's
                      leaf_port.get("name", ""),
                      id_name(owner.job).partition("/")[2] if owner and owner.job else "",
                      id_name(owner.tenant) if owner and owner.tenant else ""))

@@ -189,19 +189,25 @@ def test_problems_of_one_kind(view):
         200, [{"kind": "podif-unattached", "subject": "team-a/x/net1", "detail": "no VF"}])
 
 
-def test_the_facts_whole_and_in_their_two_parts(view):
-    """The parts split the facts: the switches' sections and the rest, no fact in both."""
-    whole, switches, inventory = (facts_from_document(get(view, "/api/v1/topology/facts",
-                                                          **part)[1])
-                                  for part in ({}, {"part": "switches"}, {"part": "inventory"}))
+def test_the_facts_whole_and_in_their_three_parts(view):
+    """The parts split the facts: the switches' sections, the hosts' and the workloads',
+    no fact in two."""
+    whole, switches, hosts, workloads = (
+        facts_from_document(get(view, "/api/v1/topology/facts", **part)[1])
+        for part in ({}, {"part": "switches"}, {"part": "hosts"}, {"part": "workloads"}))
     assert whole == view.fabric.facts
-    assert (len(switches.switches), len(inventory.switches)) == (6, 0)
+    assert {name for name, count in switches.count().items() if count} == {
+        "switches", "interfaces", "neighbors"}
+    assert {name for name, count in hosts.count().items() if count} == {
+        "nodes", "pfs", "vfs", "neighbors"}
+    assert {name for name, count in workloads.count().items() if count} == {
+        "pods", "pod_interfaces", "jobs", "tenants"}
+    assert len(switches.switches) == 6
     assert {n.reporter for n in switches.neighbors} == {"switch"}
-    assert {n.reporter for n in inventory.neighbors} == {"host"}
-    assert (len(switches.pods), len(inventory.pods)) == (0, len(whole.pods))
-    assert sum(switches.count().values()) + sum(inventory.count().values()) == sum(
+    assert {n.reporter for n in hosts.neighbors} == {"host"}
+    assert sum(sum(part.count().values()) for part in (switches, hosts, workloads)) == sum(
         whole.count().values())
-    assert switches.merge(inventory).count() == whole.count()
+    assert switches.merge(hosts).merge(workloads).count() == whole.count()
 
 
 def test_a_path_lists_up_to_the_limit_and_counts_all(view):
@@ -244,8 +250,8 @@ def test_a_path_lists_up_to_the_limit_and_counts_all(view):
      "spiderendpoint-stale, sriov-state-malformed, unknown-api-version, unknown-job, "
      "unknown-node, unknown-pod, unknown-switch, unknown-tenant, vf-unknown, vf-unknown-pf)"),
     ("/api/v1/top/jobs", {"limit": "ten"}, 400, "limit: not an integer: 'ten'"),
-    ("/api/v1/topology/facts", {"part": "hosts"}, 400,
-     "part: 'switches' or 'inventory', not 'hosts'"),
+    ("/api/v1/topology/facts", {"part": "inventory"}, 400,
+     "part: 'switches', 'hosts' or 'workloads', not 'inventory'"),
 ])
 def test_errors_say_what_is_wrong(view, path, query, status, error):
     assert get(view, path, **query) == (status, {"error": error})

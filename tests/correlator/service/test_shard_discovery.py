@@ -29,6 +29,7 @@ from simulator.emulator import EmulatedFabric
 from simulator.scenario import scenario_from
 from simulator.traffic import TrafficModel
 from topology.build import build_graph
+from topology.footprint import plugs
 from topology.graph import FabricGraph
 from topology.schema import ELSEWHERE, NodeKind, id_name
 
@@ -137,7 +138,8 @@ def test_the_shards_together_discover_what_one_process_does(shards, whole):
 def test_topology_answers_built_from_the_shards_facts_are_the_whole_fabrics(
         shards, whole, built, tmp_path):
     """What ``fabcorr topology ... --server`` with the shards answers: the whole fabric,
-    built from every shard's switches' ``/api/v1/topology/facts`` and one's inventory,
+    built from every shard's switches' and hosts' ``/api/v1/topology/facts`` and one's
+    workloads,
     answers as one process's; so does ``fabcorr topology build --facts`` of the shards'
     whole documents saved as files."""
     def facts(fabric: FabricGraph, **part: str) -> dict:
@@ -147,8 +149,9 @@ def test_topology_answers_built_from_the_shards_facts_are_the_whole_fabrics(
         return document
 
     if built == "by the CLI":
-        merged = merge.fabric(facts(shards[-1][1], part="inventory"),
-                              [facts(fabric, part="switches") for _, fabric in shards])
+        merged = merge.fabric(facts(shards[-1][1], part="workloads"),
+                              [(facts(fabric, part="switches"), facts(fabric, part="hosts"))
+                               for _, fabric in shards])
     else:
         files = [tmp_path / f"{index}.json" for index in range(SHARDS)]
         for file, (_, fabric) in zip(files, shards, strict=True):
@@ -172,6 +175,30 @@ def test_topology_answers_built_from_the_shards_facts_are_the_whole_fabrics(
     assert [handle(View(fabric), "GET", "/api/v1/topology/path", path)
             for _, fabric in shards].count(handle(View(whole), "GET", "/api/v1/topology/path",
                                                   path)) == 0  # no one shard answers it
+
+
+def test_a_shard_keeps_the_nics_cabled_to_its_switches(emulated, shards, whole):
+    """With the hosts' LLDP a shard keeps no PF its host hears on another shard's switch,
+    nor its VFs; a pod interface on one is marked with that switch's name, not flagged
+    unattached. Without it a shard cannot tell where a PF is cabled, and keeps them all."""
+    hosts_heard = not emulated[1].switches[0].role
+    cabled = {pf: whole.attrs(whole.peer(pf))["switch"]
+              for pf in whole.nodes_of(NodeKind.PF) if whole.peer(pf)}
+    for index, (_, fabric) in enumerate(shards):
+        shard = Shard(index, SHARDS)
+        kept = {pf for pf in whole.nodes_of(NodeKind.PF)
+                if not hosts_heard or pf not in cabled or shard.owns(cabled[pf])}
+        assert set(fabric.nodes_of(NodeKind.PF)) == kept
+        assert {(vf.node, vf.pf) for vf in fabric.facts.vfs} == {
+            (whole.attrs(pf)["node"], whole.attrs(pf)["name"]) for pf in kept}
+        marked = {podif: fabric.attrs(podif)[ELSEWHERE]
+                  for podif in fabric.nodes_of(NodeKind.POD_INTERFACE)
+                  if fabric.attrs(podif).get(ELSEWHERE)}
+        away = {podif: cabled[plug.pf] for podif, plug in plugs(whole).items()
+                if not shard.owns(cabled[plug.pf])}
+        assert marked == (away if hosts_heard else {})
+        assert len(away) >= 4  # each shard's pods are mostly on the others' leaves
+        assert {p for p in fabric.problems if p.kind == "podif-unattached"} == set()
 
 
 def test_the_shards_fabric_series_are_one_processs(emulated, shards, whole):
