@@ -26,7 +26,8 @@ As one shard of several (``config.shard``, :mod:`correlator.scope`) it discovers
 switches only (with a crawl it walks the others' LLDP to find its own, and keeps its own);
 the far ends of their cables on the other shards' switches are stand-ins
 (:func:`~topology.build.build_graph`'s ``elsewhere``), so every shard sees the cables that
-decide who judges what. It admits the sFlow of its own switches only (others' are
+decide who judges what, and it keeps only the hosts' NICs cabled to its own switches
+(:mod:`topology.elsewhere`). It admits the sFlow of its own switches only (others' are
 ``unknown-agent``), reads the counters of its switches and of those far ends (their other
 ports' readings are dropped), and publishes its switches' ports, health and hotspots.
 """

@@ -6,6 +6,7 @@ list's resourceVersion with bookmarks, applying events to its store. A watch tha
 dropped connection or a server error is retried after a capped exponential backoff with
 jitter; a resource the server will not serve (403, 404) is marked unreadable and retried
 slowly. The inventory is exposed only once every resource has completed its first list.
+A store keeps of each object what the inventory reads (:mod:`inventory.kubernetes.shapes`).
 """
 
 from __future__ import annotations
@@ -33,6 +34,7 @@ from inventory.kubernetes.history import IpHistory, Retention
 from inventory.kubernetes.inventory import Inventory, build_inventory
 from inventory.kubernetes.objects import ClusterObjects, Object
 from inventory.kubernetes.resources import OWNER_KINDS, WATCHED, Resource
+from inventory.kubernetes.shapes import shaped
 from inventory.kubernetes.tenants import DEFAULT_RULES
 
 log = logging.getLogger(__name__)
@@ -205,10 +207,11 @@ class Reflector:
         return version
 
     def _typed(self, obj: Object) -> Object:
-        """API list items carry no apiVersion/kind; give them the resource's."""
+        """``obj`` as the store keeps it (:func:`~inventory.kubernetes.shapes.shaped`),
+        with the resource's apiVersion and kind (API list items carry none)."""
         obj.setdefault("apiVersion", self.resource.api_version)
         obj.setdefault("kind", self.resource.kind)
-        return obj
+        return shaped(self.resource.name, obj)
 
     def _unreadable(self, exc: ApiException) -> None:
         with self.lock:
