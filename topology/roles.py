@@ -2,10 +2,10 @@
 
 A switch cabled to a host PF is a leaf; otherwise its role is its hop distance from the
 nearest leaf over usable switch-to-switch cables (1 spine, 2 super-spine). A switch's
-``role_hint`` fact wins over inference (a switch hinted a leaf is one, cabled to hosts or
-not, and no other is). A PF's NIC index is its rank by PCI address
-within its node (1-based, :func:`nic_indexes`, set as the PF nodes are made); a leaf's
-rails are the NIC indexes of the PFs cabled to it.
+``role_hint`` fact wins over inference, for the distances too: a switch hinted a leaf is
+one, cabled to hosts or not, and one hinted otherwise is not. A PF's NIC index is its rank
+by PCI address within its node (1-based, :func:`nic_indexes`, set as the PF nodes are
+made); a leaf's rails are the NIC indexes of the PFs cabled to it.
 """
 
 from __future__ import annotations

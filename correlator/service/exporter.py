@@ -494,7 +494,8 @@ def _interface_series(fabric: FabricGraph) -> Columns:
         keys.append((attrs["namespace"], attrs["pod"], attrs["interface"], ip,
                      attrs.get("node", ""), id_name(plug.pf).partition("/")[2] if plug else "",
                      attrs.get("vf_pci", ""),
-                     leaf_port.get("switch", "") or attrs.get(ELSEWHERE, ""),  # its shard's
+                     leaf_port.get("switch", "") or attrs.get(ELSEWHERE, ""),  # or the leaf
+                     # of the NIC another shard keeps, whose series it is
                      leaf_port.get("name", ""),
                      id_name(owner.job).partition("/")[2] if owner and owner.job else "",
                      id_name(owner.tenant) if owner and owner.tenant else ""))

@@ -16,6 +16,7 @@ from inventory.facts import (
 )
 from simulator.generator import FabricSpec, JobSpec, generate_facts
 from topology.build import build_graph
+from topology.footprint import plugs
 from topology.queries import summary
 from topology.schema import ELSEWHERE, KIND, EdgeKind, NodeKind
 
@@ -137,3 +138,57 @@ def test_a_neighbour_on_a_switch_elsewhere_is_a_stand_in_its_cable_unflagged():
         f"port:leaf01/Ethernet{i}", f"port:spine0{i}/Ethernet{6 + i}"]["status"])
         for i in (1, 2)] == [("port:spine01/Ethernet7", "one-sided"),
                              ("port:spine02/Ethernet8", "one-sided")]
+
+
+def test_a_hinted_role_seeds_the_roles_above_it_and_no_other_does():
+    """No switch is cabled to a host: a leaf hinted as one still makes its spine a spine;
+    a leaf cabled to hosts but hinted a spine is one, and makes no switch a spine."""
+    facts = generate_facts(FabricSpec(nodes=2, rails=1, spines=1, vfs_per_pf=1))
+    switches_only = facts.of_switches()
+    hinted = dataclasses.replace(switches_only, switches=tuple(
+        dataclasses.replace(s, role_hint="leaf" if s.name == "leaf01" else "")
+        for s in switches_only.switches))
+    roles = {n: a["role"] for n, a in build_graph(hinted).graph.nodes(data=True)
+             if a[KIND] == "switch"}
+    assert roles == {"switch:leaf01": "leaf", "switch:spine01": "spine"}
+    assert {build_graph(switches_only).attrs(s)["role"] for s in roles} == {"unknown"}
+    misled = dataclasses.replace(facts, switches=tuple(
+        dataclasses.replace(s, role_hint="spine" if s.name == "leaf01" else "")
+        for s in facts.switches))
+    fabric = build_graph(misled)
+    assert (fabric.attrs("switch:leaf01")["role"], fabric.attrs("switch:spine01")["role"]) == (
+        "spine", "unknown")
+
+
+def test_a_shard_keeps_the_nics_cabled_to_its_switches():
+    """A shard's build leaves out each PF its host hears on a switch elsewhere, with its
+    VFs and that report; a pod interface on one is marked with that switch; the switch,
+    a stand-in when one of the shard's switches hears it, is a leaf with those PFs' rails;
+    the NICs kept keep the NIC indexes (rails) they have in the whole fabric."""
+    facts = generate_facts(THREE_TIER)
+    whole = build_graph(facts)
+    leaf = {pf: whole.attrs(whole.peer(pf))["switch"] for pf in whole.nodes_of(NodeKind.PF)}
+    mine = {"leaf01", "leaf03", "spine01", "spine02", "superspine01", "superspine02"}
+    others = {s.name: "" for s in facts.switches if s.name not in mine}
+    shard = build_graph(facts.of_switches(mine).merge(facts.inventory()), others)
+    kept = {pf for pf, switch in leaf.items() if switch in mine}
+    assert set(shard.nodes_of(NodeKind.PF)) == kept and 0 < len(kept) < len(leaf)
+    assert {pf: shard.attrs(pf)["nic_index"] for pf in kept} == {
+        pf: whole.attrs(pf)["nic_index"] for pf in kept}
+    assert {(v.node, v.pf) for v in shard.facts.vfs} == {
+        (whole.attrs(pf)["node"], whole.attrs(pf)["name"]) for pf in kept}
+    assert {n.local_port for n in shard.facts.neighbors if n.reporter == "host"} == {
+        whole.attrs(pf)["name"] for pf in kept}
+    marked = {p: shard.attrs(p)[ELSEWHERE] for p in shard.nodes_of(NodeKind.POD_INTERFACE)
+              if shard.attrs(p).get(ELSEWHERE)}
+    assert marked == {p: leaf[plug.pf] for p, plug in plugs(whole).items()
+                      if leaf[plug.pf] not in mine} != {}
+    assert [p for p in shard.problems if p.kind == "podif-unattached"] == []
+    stand_in_leaves = {"leaf02", "leaf04"} & {shard.attrs(n)["name"]
+                                              for n in shard.nodes_of(NodeKind.SWITCH)}
+    assert stand_in_leaves
+    for far in stand_in_leaves:
+        assert (shard.attrs(f"switch:{far}")["role"], shard.attrs(f"switch:{far}")["rails"]
+                ) == ("leaf", whole.attrs(f"switch:{far}")["rails"])
+    assert {s: shard.attrs(s)["role"] for s in shard.nodes_of(NodeKind.SWITCH)} == {
+        s: whole.attrs(s)["role"] for s in shard.nodes_of(NodeKind.SWITCH)}
