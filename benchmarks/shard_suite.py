@@ -19,8 +19,10 @@ shards (4.5 M samples) overflows: hence 16.
 holds once it has built its fabric (from its own switches' facts, as its discovery finds
 them, and the whole inventory, of which it keeps its share), and each stage's own peak:
 ``service_shard_build_peak_rss_mib`` building it, ``service_shard_rebuild_peak_rss_mib``
-building it again while the first serves (a refresh), ``service_shard_peak_rss_mib``
-attributing its share of the interval on the new one (:func:`_service_shard`).
+building it again while the old one serves (a refresh; the highest of ``REFRESHES`` in a
+row), ``service_shard_refreshed_rss_mib`` what it holds after them (what a refresh frees
+stays scattered), ``service_shard_peak_rss_mib`` attributing its share of the interval
+on the last one (:func:`_service_shard`).
 ``shards_needed`` is the fewest shards whose busiest share would fit both its CPU in the
 interval and its keys in the table, from the busiest share measured at ``SHARDS`` (work
 and samples spread over the shards as their switches do); ``shards_needed_by_cpu`` the
@@ -62,6 +64,7 @@ SIZE = "x-large"
 SAMPLES = 48_000_000
 SECONDS = 10.0
 SHARDS = 16
+REFRESHES = 3
 MIB = 2**20
 
 
@@ -115,6 +118,7 @@ def measure(size: str, samples: int, shards: int) -> list[Result]:
     record("service_shard_fabric_rss_mib", service["fabric_rss_mib"], "MiB")
     record("service_shard_build_peak_rss_mib", service["build_peak_rss_mib"], "MiB")
     record("service_shard_rebuild_peak_rss_mib", service["rebuild_peak_rss_mib"], "MiB")
+    record("service_shard_refreshed_rss_mib", service["refreshed_rss_mib"], "MiB")
     record("service_shard_peak_rss_mib", service["peak_rss_mib"], "MiB")
     record("total_work_samples_per_cpu_s", samples / sum(work), "samples/s")
     return results
@@ -162,9 +166,9 @@ def _service_shard(facts: FactSet, shard: Shard, pcap: Path, folder: Path
     """``fabcorr run --shard`` over one interval, in a process of its own
     (:func:`_running_shard`): its fabric built as the service builds it, from its own
     switches' facts (what its discovery finds) and the inventory, the other switches
-    elsewhere; built again beside it (a refresh); then its share ``pcap`` attributed on
-    the new one. Its RSS once the fabric is built (freed memory given back), and the peak
-    of each stage (MiB)."""
+    elsewhere; built again beside it (a refresh), ``REFRESHES`` times; then its share
+    ``pcap`` attributed on the last one. Its RSS once the fabric is built and after the
+    refreshes (freed memory given back), and the peak of each stage (MiB)."""
     own = {s.name for s in facts.switches if shard.owns(s.name)}
     path = folder / "service-shard.facts"
     with path.open("wb") as stream:
@@ -175,24 +179,29 @@ def _service_shard(facts: FactSet, shard: Shard, pcap: Path, folder: Path
     ran = _child("--service", str(path), str(pcap), str(shard))
     print(f"  shard {shard} as fabcorr run --shard: its fabric {ran['nodes']:,} nodes, "
           f"RSS {ran['fabric_rss_mib']:,.0f} MiB once built (peak "
-          f"{ran['build_peak_rss_mib']:,.0f} MiB); peak RSS {ran['rebuild_peak_rss_mib']:,.0f}"
-          f" MiB built again beside it, {ran['peak_rss_mib']:,.0f} MiB over its interval",
+          f"{ran['build_peak_rss_mib']:,.0f} MiB); built again beside it {REFRESHES} times, "
+          f"peak RSS {ran['rebuild_peak_rss_mib']:,.0f} MiB, then RSS "
+          f"{ran['refreshed_rss_mib']:,.0f} MiB; peak RSS {ran['peak_rss_mib']:,.0f} MiB over "
+          "its interval",
           file=sys.stderr, flush=True)
     return ran
 
 
 def _running_shard(path: str, pcap: str, shard: str) -> int:
     """Build the fabric of :func:`_service_shard`'s facts as the service does; build it
-    again while the first is alive, as a refresh does, and swap it in; then attribute
-    ``pcap`` on it as shard ``shard``. Print the RSS once built, the node count, and the
-    peak RSS of each stage: the first build, the refresh, the interval. Exit 1 unless the
-    attribution exits 0."""
+    again while the old one is alive, as a refresh does, and swap it in, ``REFRESHES``
+    times; then attribute ``pcap`` on it as shard ``shard``. Print the node count, the RSS
+    once built and after the refreshes, and the peak RSS of each stage: the first build,
+    the refreshes (the highest), the interval. Exit 1 unless the attribution exits 0."""
     fabric = _built(path)
     built = {"fabric_rss_mib": _status("VmRSS"), "nodes": fabric.graph.number_of_nodes(),
              "build_peak_rss_mib": _peak()}
-    _new_peak()
-    fabric = _built(path)  # the old fabric goes once the new one is made
-    built["rebuild_peak_rss_mib"] = _peak()
+    peaks = []
+    for _ in range(REFRESHES):
+        _new_peak()
+        fabric = _built(path)  # the old fabric goes once the new one is made
+        peaks.append(_peak())
+    built |= {"rebuild_peak_rss_mib": max(peaks), "refreshed_rss_mib": _status("VmRSS")}
     _new_peak()
     status = _attribute_here(pcap, shard, lambda path, owns: fabric)
     print(json.dumps({**built, "peak_rss_mib": _peak()}))
