@@ -11,29 +11,42 @@ SriovNetworkNodeStates, 187 MiB of pods, 123 MiB of SpiderEndpoints):
   start time (not its containers, volumes, conditions or managed fields);
 - a SpiderEndpoint its names, uid, owners and current addresses.
 
-Every object keeps its apiVersion, kind, name, namespace, uid and resourceVersion; one that
-does not look as expected (a section that is not an object) is kept as it came, for the
-inventory to report.
+Every object keeps its apiVersion, kind, name, namespace, uid and resourceVersion. A shape
+is written as what it keeps (:data:`Shape`) and cut by one function (:func:`_cut`);
+whatever does not look as the shape expects (a section that is not an object, a list that
+is not one) is kept as it came, for the inventory to report.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
-from typing import Any
+from typing import Any, TypeAlias
 
-from inventory.kubernetes.mapping import Object
 from inventory.kubernetes.netstatus import ANNOTATIONS
 
-_IDENTITY = ("apiVersion", "kind")
+Shape: TypeAlias = "tuple[str, ...] | dict[str, Shape | None] | list[Shape]"
+"""What to keep of a value: of an object, the keys a tuple names (whole), or those a dict
+names with the shape of each (None: whole); of a list, each item's shape (its one
+element)."""
+
 _METADATA = ("name", "namespace", "uid", "resourceVersion")
-_OWNED = (*_METADATA, "ownerReferences")
-_POD = (*_OWNED, "labels", "creationTimestamp", "deletionTimestamp")
-_ENDPOINT_IP = ("interface", "ipv4", "ipv6", "ipv4Pool", "ipv6Pool", "vlan")
-_PF = ("name", "pciAddress", "mac", "linkSpeed")
-_VF = ("pciAddress", "vfID", "mac")
+_OBJECT = dict.fromkeys(("apiVersion", "kind"))
+_OWNED = dict.fromkeys((*_METADATA, "ownerReferences"))
+
+_SHAPES: dict[str, Shape] = {
+    "sriovnetworknodestates": {**_OBJECT, "metadata": _METADATA, "status": {"interfaces": [{
+        **dict.fromkeys(("name", "pciAddress", "mac", "linkSpeed")),
+        "Vfs": [("pciAddress", "vfID", "mac")]}]}},
+    "pods": {**_OBJECT, "metadata": {
+        **_OWNED, **dict.fromkeys(("labels", "creationTimestamp", "deletionTimestamp")),
+        "annotations": ANNOTATIONS}, "spec": ("nodeName",), "status": ("startTime",)},
+    "spiderendpoints": {**_OBJECT, "metadata": _OWNED, "status": {
+        "ownerControllerType": None, "current": {"uid": None, "node": None, "ips": [
+            ("interface", "ipv4", "ipv6", "ipv4Pool", "ipv6Pool", "vlan")]}}},
+}
+"""Watched resource -> what the cache keeps of its objects (the others: all)."""
 
 
-def shaped(resource: str, obj: Object) -> Object:
+def shaped(resource: str, obj: dict[str, Any]) -> dict[str, Any]:
     """``obj`` of the watched ``resource`` as the cache keeps it.
 
     >>> state = {"kind": "SriovNetworkNodeState", "metadata": {"name": "gpu01",
@@ -49,73 +62,22 @@ def shaped(resource: str, obj: Object) -> Object:
     True
     """
     shape = _SHAPES.get(resource)
-    return obj if shape is None else shape(obj)
+    return obj if shape is None else _cut(obj, shape)
 
 
-def _pod(pod: Object) -> Object:
-    parts = _sections(pod, "metadata", "spec", "status")
-    if parts is None:
-        return pod
-    metadata, spec, status = parts
-    kept = _picked(metadata, _POD)
-    annotations = metadata.get("annotations")
-    if isinstance(annotations, dict):
-        kept["annotations"] = _picked(annotations, ANNOTATIONS)
-    elif annotations is not None:
-        kept["annotations"] = annotations
-    return {**_picked(pod, _IDENTITY), "metadata": kept, "spec": _picked(spec, ("nodeName",)),
-            "status": _picked(status, ("startTime",))}
+def _cut(value: Any, shape: Shape | None) -> Any:
+    """What ``shape`` keeps of ``value``; ``value`` itself where it does not fit.
 
-
-def _spider_endpoint(endpoint: Object) -> Object:
-    parts = _sections(endpoint, "metadata", "status")
-    if parts is None:
-        return endpoint
-    metadata, status = parts
-    current = status.get("current")
-    if isinstance(current, dict):
-        ips = current.get("ips")
-        current = {**_picked(current, ("uid", "node")), **({"ips": [
-            _picked(ip, _ENDPOINT_IP) if isinstance(ip, dict) else ip for ip in ips]
-            if isinstance(ips, list) else ips} if ips is not None else {})}
-    return {**_picked(endpoint, _IDENTITY), "metadata": _picked(metadata, _OWNED),
-            "status": {**_picked(status, ("ownerControllerType",)),
-                       **({"current": current} if current is not None else {})}}
-
-
-def _sriov_state(state: Object) -> Object:
-    parts = _sections(state, "metadata", "status")
-    if parts is None:
-        return state
-    metadata, status = parts
-    interfaces = status.get("interfaces")
-    return {**_picked(state, _IDENTITY), "metadata": _picked(metadata, _METADATA),
-            "status": {"interfaces": [_pf(i) for i in interfaces]
-                       if isinstance(interfaces, list) else interfaces}}
-
-
-def _pf(interface: Any) -> Any:
-    if not isinstance(interface, dict):
-        return interface
-    vfs = interface.get("Vfs")
-    kept = _picked(interface, _PF)
-    if vfs is not None:
-        kept["Vfs"] = [_picked(vf, _VF) if isinstance(vf, dict) else vf for vf in vfs] \
-            if isinstance(vfs, list) else vfs
-    return kept
-
-
-def _sections(obj: Object, *names: str) -> list[dict[str, Any]] | None:
-    """The sections ``names`` of ``obj`` ({} for one it lacks); None if one is not an
-    object."""
-    found = [obj.get(name) if obj.get(name) is not None else {} for name in names]
-    return found if all(isinstance(section, dict) for section in found) else None
-
-
-def _picked(obj: dict[str, Any], keys: Iterable[str]) -> dict[str, Any]:
-    return {key: obj[key] for key in keys if key in obj}
-
-
-_SHAPES: dict[str, Callable[[Object], Object]] = {
-    "sriovnetworknodestates": _sriov_state, "pods": _pod, "spiderendpoints": _spider_endpoint}
-"""Watched resource -> what the cache keeps of its objects (the others: all)."""
+    >>> _cut({"a": 1, "b": {"c": 2, "d": 3}, "e": [{"f": 4, "g": 5}, "odd"]},
+    ...      {"b": ("c",), "e": [("f",)], "x": None})
+    {'b': {'c': 2}, 'e': [{'f': 4}, 'odd']}
+    """
+    if shape is None:
+        return value
+    if isinstance(shape, list):
+        return [_cut(item, shape[0]) for item in value] if isinstance(value, list) else value
+    if not isinstance(value, dict):
+        return value
+    if isinstance(shape, tuple):
+        return {key: value[key] for key in shape if key in value}
+    return {key: _cut(value[key], inner) for key, inner in shape.items() if key in value}
