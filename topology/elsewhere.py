@@ -13,12 +13,12 @@ from __future__ import annotations
 import dataclasses
 import pickle
 from collections import defaultdict
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 import networkx as nx
 
-from inventory.facts import FactSet, IdSubtype, Reporter
+from inventory.facts import FactSet, IdSubtype, LldpNeighborFact, Reporter
 from topology.roles import nic_indexes
 from topology.schema import (
     ELSEWHERE,
@@ -70,10 +70,9 @@ def hosts_here(facts: FactSet, elsewhere: Mapping[str, str]) -> HostsHere:
     ((), {('gpu01', 'eth0'): 1}, {('gpu01', '0000:02:00.1'): 'leaf02'}, {'leaf02': frozenset({2})})
     """
     named = {name: name for name in elsewhere}  # their names, not the facts' copies
-    discovered = {switch.name for switch in facts.switches}
+    heard = _far_ends(facts, elsewhere)
     cabled = {(n.local_device, n.local_port): named[n.system_name] for n in facts.neighbors
-              if n.reporter == Reporter.HOST and n.system_name in named
-              and n.system_name not in discovered}
+              if n.reporter == Reporter.HOST and heard(n)}
     nics = nic_indexes(facts.pfs)
     if not cabled:
         return HostsHere(facts, nics, {}, {})
@@ -81,8 +80,9 @@ def hosts_here(facts: FactSet, elsewhere: Mapping[str, str]) -> HostsHere:
     for pf, switch in cabled.items():
         if pf in nics:
             rails[switch].add(nics[pf])
+    used = {(i.node, i.vf_pci) for i in facts.pod_interfaces}
     far = {(vf.node, vf.pci_address): cabled[vf.node, vf.pf] for vf in facts.vfs
-           if (vf.node, vf.pf) in cabled}
+           if (vf.node, vf.pf) in cabled and (vf.node, vf.pci_address) in used}
     kept = _copied(dataclasses.replace(
         facts,
         pfs=tuple(pf for pf in facts.pfs if (pf.node, pf.name) not in cabled),
@@ -110,15 +110,13 @@ def add_stand_ins(graph: nx.Graph, facts: FactSet, elsewhere: Mapping[str, str],
     hears on a switch of ``elsewhere`` that ``facts`` lack (its port named by its port id,
     or by its description when the id is a MAC); a switch of ``leaves`` (hosts' PFs left
     out are cabled to it) a leaf with those rails, unless its role is configured."""
-    nodes = graph._node
+    nodes, heard = graph._node, _far_ends(facts, elsewhere)
     for report in facts.neighbors:
-        far = report.system_name
         local = port_id if report.reporter == Reporter.SWITCH else pf_id
-        if far not in elsewhere or local(report.local_device, report.local_port) not in nodes:
+        if not heard(report) or local(report.local_device, report.local_port) not in nodes:
             continue
+        far = report.system_name
         switch = switch_id(far)
-        if switch in nodes and not nodes[switch].get(ELSEWHERE):
-            continue  # discovered here after all
         name = report.port_description if report.port_id_subtype == IdSubtype.MAC \
             else report.port_id
         port = port_id(far, name)
@@ -131,6 +129,15 @@ def add_stand_ins(graph: nx.Graph, facts: FactSet, elsewhere: Mapping[str, str],
         graph.add_node(port, **{KIND: NodeKind.PORT.value, "switch": far, "name": name,
                                 ELSEWHERE: True})
         graph.add_edge(switch, port, **{KIND: EdgeKind.HAS_PORT.value})
+
+
+def _far_ends(facts: FactSet, elsewhere: Mapping[str, str]
+              ) -> Callable[[LldpNeighborFact], bool]:
+    """Whether an LLDP report hears a switch of ``elsewhere`` (by its system name) that
+    ``facts`` do not hold (discovered here after all)."""
+    discovered = {switch.name for switch in facts.switches}
+    return lambda report: report.system_name in elsewhere and \
+        report.system_name not in discovered
 
 
 def _known_role(switch: str, configured: str, leaves: Mapping[str, frozenset[int]]
