@@ -64,19 +64,19 @@ def assign_roles(graph: nx.Graph, cables: list[tuple[str, str, dict[str, Any]]]
     switch_links = nx.Graph((switch_id(s), switch_id(t)) for s, t in joined)
 
     switches = [n for n, attrs in nodes.items() if attrs[KIND] == NodeKind.SWITCH]
-    hinted = {s: SwitchRole(nodes[s]["role_hint"]) for s in switches
-              if nodes[s].get("role_hint") in SwitchRole.__members__.values()}
-    leaves = [s for s in switches if hinted.get(s, SwitchRole.LEAF if s in rails else None)
-              == SwitchRole.LEAF and s in switch_links]
+    known: dict[str, SwitchRole] = {}  # a valid hint first, then a cable to a host
+    for switch in switches:
+        hint = nodes[switch].get("role_hint")
+        if hint in SwitchRole.__members__.values():
+            known[switch] = SwitchRole(hint)
+        elif switch in rails:
+            known[switch] = SwitchRole.LEAF
+    leaves = [s for s, role in known.items() if role == SwitchRole.LEAF and s in switch_links]
     distance = nx.multi_source_dijkstra_path_length(switch_links, leaves) if leaves else {}
     for switch in switches:
         attrs = nodes[switch]
-        if switch in hinted:
-            role = hinted[switch]
-        elif switch in rails:
-            role = SwitchRole.LEAF
-        else:
-            hops = distance.get(switch)
+        role, hops = known.get(switch), distance.get(switch)
+        if role is None:
             role = _ROLE_BY_DISTANCE[hops] if hops is not None and hops < 3 else SwitchRole.UNKNOWN
         attrs[ROLE] = role.value
         if role in TIER_OF_ROLE:
