@@ -5,7 +5,8 @@ A cable from one of its switches to another shard's ends in a *stand-in* switch 
 (:func:`add_stand_ins`), so that the shard sees every cable that decides what it
 attributes, judges and reads. A host's NIC whose cable its lldpd hears on another shard's
 switch is that shard's to keep (:func:`hosts_here`): a shard holds the NICs cabled to its
-own switches (and those it cannot place), not every host's, the bulk of a large inventory.
+own switches (and those it cannot place), not every host's, the bulk of a large inventory;
+the Kubernetes inventory makes no fact of the others' VFs (:func:`nics_here`).
 """
 
 from __future__ import annotations
@@ -69,10 +70,7 @@ def hosts_here(facts: FactSet, elsewhere: Mapping[str, str]) -> HostsHere:
     >>> here.facts.neighbors, here.nics, here.away, here.leaves
     ((), {('gpu01', 'eth0'): 1}, {('gpu01', '0000:02:00.1'): 'leaf02'}, {'leaf02': frozenset({2})})
     """
-    named = {name: name for name in elsewhere}  # their names, not the facts' copies
-    heard = _far_ends(facts, elsewhere)
-    cabled = {(n.local_device, n.local_port): named[n.system_name] for n in facts.neighbors
-              if n.reporter == Reporter.HOST and heard(n)}
+    cabled = _cabled(facts, elsewhere)
     nics = nic_indexes(facts.pfs)
     if not cabled:
         return HostsHere(facts, nics, {}, {})
@@ -95,6 +93,25 @@ def hosts_here(facts: FactSet, elsewhere: Mapping[str, str]) -> HostsHere:
         {(i.node, i.vf_pci): far[i.node, i.vf_pci] for i in kept.pod_interfaces
          if (i.node, i.vf_pci) in far},
         {switch: frozenset(found) for switch, found in rails.items()})
+
+
+def nics_here(facts: FactSet, elsewhere: Mapping[str, str]
+              ) -> Callable[[str, str], bool] | None:
+    """Whether a PF (node, name) is a shard's to keep, as :func:`hosts_here` decides from
+    the hosts' LLDP among ``facts``: for the Kubernetes inventory to make facts of those
+    PFs' VFs only (and of the VFs pods use); None when every PF is kept."""
+    cabled = _cabled(facts, elsewhere)
+    return (lambda node, pf: (node, pf) not in cabled) if cabled else None
+
+
+def _cabled(facts: FactSet, elsewhere: Mapping[str, str]) -> dict[tuple[str, str], str]:
+    """(node, PF name) -> the switch of ``elsewhere`` its host's LLDP hears it on, for
+    each PF cabled to another shard's switch (the switch's name as ``elsewhere`` holds it,
+    not the facts' copy)."""
+    named = {name: name for name in elsewhere}
+    heard = _far_ends(facts, elsewhere)
+    return {(n.local_device, n.local_port): named[n.system_name] for n in facts.neighbors
+            if n.reporter == Reporter.HOST and heard(n)}
 
 
 def _copied(facts: FactSet) -> FactSet:

@@ -65,6 +65,7 @@ from inventory.kubernetes.inventory import build_inventory
 from inventory.kubernetes.live import LiveKubernetes, api_client
 from inventory.kubernetes.snapshot import read_cluster_objects
 from topology.build import build_graph
+from topology.elsewhere import nics_here
 from topology.graph import FabricGraph
 from topology.snapshot import load_snapshot, save_snapshot
 
@@ -220,17 +221,7 @@ class Service:
     async def _first_fabric(self) -> FabricGraph:
         topology = self.config.topology
         if self.config.kubernetes.source == ("live",):
-            kubernetes = self.config.kubernetes
-            self._kubernetes = LiveKubernetes(api_client(kubernetes.kubeconfig or None,
-                                                         kubernetes.context or None))
-            self._kubernetes.start()
-            try:
-                async with asyncio.timeout(_KUBERNETES_READY_S):  # no thread left waiting
-                    while not self._kubernetes.ready():         # when a stop comes
-                        await asyncio.sleep(0.05)
-            except TimeoutError as exc:
-                raise SourceTimeout(f"Kubernetes: the initial lists did not complete in "
-                                    f"{_KUBERNETES_READY_S:g} s") from exc
+            await self._start_live_cache()
         if topology.snapshot and not self.config.switches:
             fabric = await asyncio.to_thread(load_snapshot, topology.snapshot)
             known = self._known_facts()
@@ -240,6 +231,20 @@ class Service:
             return fabric
         await self._discover()
         return await asyncio.to_thread(self._build)
+
+    async def _start_live_cache(self) -> None:
+        """Start live mode's cache and wait for its first lists."""
+        kubernetes = self.config.kubernetes
+        self._kubernetes = LiveKubernetes(api_client(kubernetes.kubeconfig or None,
+                                                     kubernetes.context or None))
+        self._kubernetes.start()
+        try:
+            async with asyncio.timeout(_KUBERNETES_READY_S):  # no thread left waiting
+                while not self._kubernetes.ready():         # when a stop comes
+                    await asyncio.sleep(0.05)
+        except TimeoutError as exc:
+            raise SourceTimeout(f"Kubernetes: the initial lists did not complete in "
+                                f"{_KUBERNETES_READY_S:g} s") from exc
 
     async def _discover(self) -> None:
         """Discover the switches (a shard's own: a crawl walks every switch it reaches,
@@ -260,21 +265,26 @@ class Service:
         self._discovered = facts.merge(self._discovered.of_switches(failed))
 
     def _known_facts(self) -> FactSet:
-        """Facts from Kubernetes (live or dumps) and from fact files."""
+        """Facts from Kubernetes (live or dumps) and from fact files; of the VFs, a
+        shard's (by its hosts' LLDP among the facts it has, :func:`nics_here`)."""
         sets = [read_facts(self.config.topology.facts)] if self.config.topology.facts else []
+        keeps = nics_here(self._discovered.merge(merge_all(sets)), self._elsewhere())
         source = self.config.kubernetes.source
         if self._kubernetes is not None:
             # read first: a change while the inventory is read makes the next build
             self._kubernetes_built = self._kubernetes.version
-            sets.append(self._kubernetes.inventory().facts)
+            sets.append(self._kubernetes.inventory(keeps).facts)
         elif source:
-            sets.append(build_inventory(read_cluster_objects(source)).facts)
+            sets.append(build_inventory(read_cluster_objects(source), keeps=keeps).facts)
         return merge_all(sets)
 
-    def _build(self) -> FabricGraph:
+    def _elsewhere(self) -> dict[str, str]:
+        """The other shards' switches, each with its role hint (none when alone)."""
         owns = self.config.shard.owns  # alone, it owns every switch
-        elsewhere = {s.name: s.role for s in self._switches if not owns(s.name)}
-        fabric = build_graph(self._discovered.merge(self._known_facts()), elsewhere)
+        return {s.name: s.role for s in self._switches if not owns(s.name)}
+
+    def _build(self) -> FabricGraph:
+        fabric = build_graph(self._discovered.merge(self._known_facts()), self._elsewhere())
         if self.config.topology.save:
             save_snapshot(fabric, self.config.topology.save)
         return fabric

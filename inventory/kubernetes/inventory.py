@@ -5,13 +5,17 @@ entry of the same interface (prefix, pool, fixed IP), the VF of the SriovNetwork
 on the pod's node (by PCI address, else by MAC) and that VF's PF. Pods without RDMA
 interfaces are ignored and counted; an interface that cannot be fully joined is kept with
 what is known and reported as a problem. Nothing here raises on bad objects.
+
+A shard keeps the VFs of the NICs cabled to its own switches (``keeps``) and those pod
+interfaces use, not the bulk of a large cluster's (786,432 at x-large): the join looks up
+each pod's VFs among every state's, one state at a time, and makes no other VF's fact.
 """
 
 from __future__ import annotations
 
 import ipaddress
 from collections import Counter, defaultdict
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from inventory.bulk import gc_paused
@@ -37,6 +41,9 @@ from inventory.kubernetes.resources import WATCHED, group_of
 from inventory.kubernetes.tenants import DEFAULT_RULES, QUEUE_LABEL, TenantRules, tenant_rules
 from inventory.problems import Problem
 
+Status = tuple[list[NetworkAttachment], list[Problem]]
+"""A pod's network-status attachments and the problems found reading them."""
+
 RESOURCE_ANNOTATION = "k8s.v1.cni.cncf.io/resourceName"
 
 
@@ -49,16 +56,24 @@ class Inventory:
     counts: dict[str, int]
 
 
-def build_inventory(objects: ClusterObjects, rules: Sequence[str] = DEFAULT_RULES
-                    ) -> Inventory:
-    """Join every object of ``objects`` into facts; see the module docstring."""
+NicsKept = Callable[[str, str], bool]
+"""Whether a PF's VFs are kept (node, PF name): a shard's NICs."""
+
+
+def build_inventory(objects: ClusterObjects, rules: Sequence[str] = DEFAULT_RULES,
+                    keeps: NicsKept | None = None) -> Inventory:
+    """Join every object of ``objects`` into facts; see the module docstring. With
+    ``keeps``, only the VFs of the PFs it keeps and those pod interfaces use are facts
+    (``counts["vfs"]`` still counts all)."""
     with gc_paused():
-        return _Join(objects, rules).run()
+        return _Join(objects, rules, keeps).run()
 
 
 class _Join:
-    def __init__(self, objects: ClusterObjects, rules: Sequence[str]) -> None:
+    def __init__(self, objects: ClusterObjects, rules: Sequence[str],
+                 keeps: NicsKept | None) -> None:
         self.objects = objects
+        self.keeps = keeps
         self.problems: list[Problem] = []
         self.counts: Counter[str] = Counter()
         self.tenants: TenantRules = tenant_rules(rules, objects.get("namespaces"),
@@ -86,11 +101,14 @@ class _Join:
 
     def run(self) -> Inventory:
         nodes = [node_fact(n) for n in self.objects.get("nodes")]
-        pfs, vfs = [], []
+        statuses = [(pod, network_status(pod)) for pod in self.objects.get("pods")]
+        kept = self._vfs_kept(statuses)
+        pfs, vfs, seen = [], [], 0
         for state in self.objects.get("sriovnetworknodestates"):
             found_pfs, found_vfs, problems = sriov_nics(state)
             pfs += found_pfs
-            vfs += found_vfs
+            vfs += found_vfs if kept is None else filter(kept, found_vfs)
+            seen += len(found_vfs)
             self.problems += problems
         for vf in vfs:
             self.vf_by_pci[(vf.node, vf.pci_address)] = vf
@@ -98,24 +116,42 @@ class _Join:
                 self.vf_by_mac[(vf.node, vf.mac)] = vf
         self._report_unread()
         pods, interfaces = [], []
-        for pod in self.objects.get("pods"):
-            found = self._pod(pod)
+        for pod, status in statuses:
+            found = self._pod(pod, status)
             if found is not None:
                 pods.append(found[0])
                 interfaces += found[1]
         self._report_duplicate_ips(interfaces)
-        self.counts.update(nodes=len(nodes), pfs=len(pfs), vfs=len(vfs), jobs=len(self.jobs),
+        self.counts.update(nodes=len(nodes), pfs=len(pfs), vfs=seen, jobs=len(self.jobs),
                            tenants=len(self.tenant_facts), problems=len(self.problems))
         facts = FactSet(nodes=tuple(nodes), pfs=tuple(pfs), vfs=tuple(vfs), pods=tuple(pods),
                         pod_interfaces=tuple(interfaces), jobs=tuple(self.jobs.values()),
                         tenants=tuple(self.tenant_facts.values()))
         return Inventory(facts, tuple(self.problems), dict(self.counts))
 
-    def _pod(self, pod: Object) -> tuple[PodFact, list[PodInterfaceFact]] | None:
+    def _vfs_kept(self, statuses: list[tuple[Object, Status]]
+                  ) -> Callable[[VfFact], bool] | None:
+        """Whether a VF's fact is made: its PF kept, or a pod's attachment on its node
+        names its PCI address or MAC (as :meth:`_interface` and :meth:`_is_vf` look VFs
+        up); None when every VF is kept."""
+        keeps = self.keeps
+        if keeps is None:
+            return None
+        named = set()
+        for pod, (attachments, _) in statuses:
+            node = (pod.get("spec") or {}).get("nodeName", "")
+            for a in attachments:
+                if not a.default:
+                    named.update((node, key) for key in (a.pci_address, a.mac.lower()) if key)
+        return lambda vf: keeps(vf.node, vf.pf) or (vf.node, vf.pci_address) in named \
+            or (vf.node, vf.mac) in named
+
+    def _pod(self, pod: Object, status: Status
+             ) -> tuple[PodFact, list[PodInterfaceFact]] | None:
         self.counts["pods"] += 1
         m = meta(pod)
         namespace, name = m.get("namespace", ""), m.get("name", "")
-        attachments, problems = network_status(pod)
+        attachments, problems = status
         self.problems += problems
         endpoint = self.endpoints.get(f"{namespace}/{name}")
         if endpoint is not None and endpoint.uid and endpoint.uid != m.get("uid"):

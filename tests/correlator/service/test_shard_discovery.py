@@ -24,41 +24,49 @@ from correlator.service.service import Service
 from correlator.shards import ALONE, Shard
 from correlator.view import View
 from inventory.factfile import read_facts, write_facts
-from inventory.facts import merge_all
+from inventory.facts import FactSet, merge_all
 from simulator.emulator import EmulatedFabric
+from simulator.kube_objects import cluster_objects
 from simulator.scenario import scenario_from
 from simulator.traffic import TrafficModel
 from topology.build import build_graph
 from topology.footprint import plugs
 from topology.graph import FabricGraph
-from topology.schema import ELSEWHERE, NodeKind, id_name
+from topology.schema import ELSEWHERE, NodeKind, id_name, pf_id
 
 SHARDS = 3
 PASSWORD = "FABCORR_TEST_PASSWORD"
-HOSTS_LLDP, ROLES = "hosts' LLDP", "switch roles"
+HOSTS_LLDP, KUBERNETES, ROLES = "hosts' LLDP", "hosts' LLDP, Kubernetes", "switch roles"
 
 
-@pytest.fixture(scope="module", params=[HOSTS_LLDP, ROLES])
+@pytest.fixture(scope="module", params=[HOSTS_LLDP, KUBERNETES, ROLES])
 def emulated(request, tmp_path_factory):
     """The emulated fabric (targets started) and a configuration reaching it: with the
-    hosts' LLDP in the inventory, or without it and each switch's role configured."""
+    hosts' LLDP in the inventory (the rest of it from the same facts, or from kubectl
+    dumps of the cluster's objects), or without it and each switch's role configured."""
     model = TrafficModel(scenario_from({
         "fabric": {"nodes": 8, "rails": 2, "leaves_per_rail": 2, "spines": 3,
                    "vfs_per_pf": 1},
         "jobs": [{"tenant": "a", "name": "llm", "pods": 4, "gbps": 20}],
         "sampling_rate": 100_000, "counter_every_s": 1, "seconds": 1}), start=1.8e9)
     fabric = EmulatedFabric(model, password="secret").start()
-    facts = tmp_path_factory.mktemp("cluster") / "cluster.yaml"
-    switches = fabric.switch_config(PASSWORD)
+    folder = tmp_path_factory.mktemp("cluster")
+    facts, dumps = folder / "cluster.yaml", folder / "objects.json"
+    switches, source = fabric.switch_config(PASSWORD), []
+    cluster = model.inventory_facts().inventory()
     if request.param == HOSTS_LLDP:
         fabric.write_cluster_facts(facts)
+    elif request.param == KUBERNETES:
+        write_facts(FactSet(neighbors=cluster.neighbors), facts)
+        dumps.write_text(json.dumps({"kind": "List", "items": cluster_objects(cluster)}))
+        source = [str(dumps)]
     else:
-        write_facts(dataclasses.replace(model.inventory_facts().inventory(), neighbors=()),
-                    facts)
+        write_facts(dataclasses.replace(cluster, neighbors=()), facts)
         switches = [{**s, "role": s["name"].rstrip("0123456789")} for s in switches]
     config = service_config_from({
         "switches": switches,
         "topology": {"facts": [str(facts)], "discover_every_s": 0, "deadline_s": 5},
+        "kubernetes": {"source": source},
         "shards": {"count": SHARDS}}, "f.yaml", {PASSWORD: "secret"})
     yield fabric, config
     fabric.stop()
@@ -184,13 +192,20 @@ def test_a_shard_keeps_the_nics_cabled_to_its_switches(emulated, shards, whole):
     hosts_heard = not emulated[1].switches[0].role
     cabled = {pf: whole.attrs(whole.peer(pf))["switch"]
               for pf in whole.nodes_of(NodeKind.PF) if whole.peer(pf)}
-    for index, (_, fabric) in enumerate(shards):
+    for index, (service, fabric) in enumerate(shards):
         shard = Shard(index, SHARDS)
         kept = {pf for pf in whole.nodes_of(NodeKind.PF)
                 if not hosts_heard or pf not in cabled or shard.owns(cabled[pf])}
         assert set(fabric.nodes_of(NodeKind.PF)) == kept
         assert {(vf.node, vf.pf) for vf in fabric.facts.vfs} == {
             (whole.attrs(pf)["node"], whole.attrs(pf)["name"]) for pf in kept}
+        if emulated[1].kubernetes.source:  # the inventory makes no fact of the others' VFs
+            read = service._known_facts()
+            assert {(vf.node, vf.pci_address) for vf in read.vfs} == {
+                (vf.node, vf.pci_address) for vf in whole.facts.vfs
+                if pf_id(vf.node, vf.pf) in kept} | {
+                (i.node, i.vf_pci) for i in whole.facts.pod_interfaces} < {
+                (vf.node, vf.pci_address) for vf in whole.facts.vfs}
         marked = {podif: fabric.attrs(podif)[ELSEWHERE]
                   for podif in fabric.nodes_of(NodeKind.POD_INTERFACE)
                   if fabric.attrs(podif).get(ELSEWHERE)}
