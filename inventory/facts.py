@@ -279,14 +279,17 @@ def merge_all(sets: Iterable[FactSet]) -> FactSet:
     return FactSet(**{name: tuple(found) for name, found in sections.items()})
 
 
-def normalize_mac(text: str) -> str:
-    """Return a MAC as six lower-case colon-separated octets, or ``""`` when it is not one.
+def normalize_mac(text: object) -> str:
+    """Return a MAC as six lower-case colon-separated octets, or ``""`` when it is not one
+    (nor a string: an object's ``mac: null``).
 
     Accepts colons, dashes, dots (Cisco ``0c42.a1b2.c3d4``) or bare hex.
 
     >>> normalize_mac("0C-42-A1-B2-C3-D4"), normalize_mac("0c42.a1b2.c3d4"), normalize_mac("x")
     ('0c:42:a1:b2:c3:d4', '0c:42:a1:b2:c3:d4', '')
     """
+    if not isinstance(text, str):
+        return ""
     if _CANONICAL_MAC.fullmatch(text):
         return text
     digits = "".join(ch for ch in text.lower() if ch not in ":-. ")

@@ -16,6 +16,7 @@ import functools
 import json
 import logging
 import os
+import pickle
 import random
 import socket
 import threading
@@ -31,7 +32,7 @@ from inventory.backoff import Backoff
 from inventory.errors import ConfigError
 from inventory.facts import FactSet
 from inventory.kubernetes.history import IpHistory, Retention
-from inventory.kubernetes.inventory import Inventory, build_inventory
+from inventory.kubernetes.inventory import Inventory, NicsKept, build_inventory
 from inventory.kubernetes.objects import ClusterObjects, Object
 from inventory.kubernetes.resources import OWNER_KINDS, WATCHED, Resource
 from inventory.kubernetes.shapes import shaped
@@ -242,7 +243,10 @@ class LiveKubernetes:
             for name, resource in WATCHED.items()}
         self.history = IpHistory(settings.retention)
         self.owners: dict[tuple[str, str, str, str], Object | None] = {}
-        self._live_pods: dict[str, tuple[Any, tuple[Any, ...]]] = {}
+        # uid -> (PodFact, [PodInterfaceFact]) pickled: as facts, the few bytes of each
+        # would hold on to the pages of everything else its inventory made (x-large:
+        # 66 MiB of them held 345 MiB)
+        self._live_pods: dict[str, bytes] = {}
         self._threads: list[threading.Thread] = []
 
     def _changed(self) -> None:
@@ -278,8 +282,9 @@ class LiveKubernetes:
                 return False
         return True
 
-    def inventory(self) -> Inventory:
-        """The inventory now, with the interfaces of recently departed pods (ended)."""
+    def inventory(self, keeps: NicsKept | None = None) -> Inventory:
+        """The inventory now, with the interfaces of recently departed pods (ended); a
+        shard's with ``keeps`` (:func:`~inventory.kubernetes.inventory.build_inventory`)."""
         if not self.ready():
             raise RuntimeError("the initial lists have not completed yet")
         with self.lock:
@@ -289,18 +294,19 @@ class LiveKubernetes:
             deleted_pods = self.stores["pods"].deleted
             self.stores["pods"].deleted = []
         objects = self._with_owners(objects)
-        current = build_inventory(objects, self.settings.tenant_rules)
+        current = build_inventory(objects, self.settings.tenant_rules, keeps)
         now = self.clock()
         uids = {p.uid for p in current.facts.pods}
         gone_at = {(o.get("metadata") or {}).get("uid"): when for o, when in deleted_pods}
-        for uid, (pod, interfaces) in self._live_pods.items():
+        for uid, kept in self._live_pods.items():
             if uid not in uids:
-                self.history.record(pod, interfaces, gone_at.get(uid, now))
+                self.history.record(*pickle.loads(kept), gone_at.get(uid, now))
         self.history.expire(now)
         by_pod: dict[str, list[Any]] = {}
         for interface in current.facts.pod_interfaces:
             by_pod.setdefault(f"{interface.namespace}/{interface.pod}", []).append(interface)
-        self._live_pods = {p.uid: (p, tuple(by_pod.get(f"{p.namespace}/{p.name}", ())))
+        self._live_pods = {p.uid: pickle.dumps((p, tuple(by_pod.get(f"{p.namespace}/{p.name}",
+                                                                     ()))))
                            for p in current.facts.pods}
         return _with_history(current, self.history)
 

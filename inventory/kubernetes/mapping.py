@@ -8,11 +8,13 @@ from __future__ import annotations
 
 import ipaddress
 import json
+from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
 from inventory.facts import NodeFact, PfFact, VfFact, normalize_mac
+from inventory.kubernetes.shapes import Text
 from inventory.problems import Problem
 
 Object = dict[str, Any]
@@ -60,7 +62,7 @@ def sriov_nics(state: Object) -> tuple[list[PfFact], list[VfFact], list[Problem]
     """
     node = meta(state).get("name", "")
     pfs, vfs, problems = [], [], []
-    for interface in (state.get("status") or {}).get("interfaces") or []:
+    for interface in _listed((state.get("status") or {}).get("interfaces")):
         name, pci = interface.get("name", ""), interface.get("pciAddress", "")
         if not name or not pci:
             problems.append(Problem("sriov-state-malformed", f"node:{node}",
@@ -68,7 +70,7 @@ def sriov_nics(state: Object) -> tuple[list[PfFact], list[VfFact], list[Problem]
             continue
         pfs.append(PfFact(node, name, pci, normalize_mac(interface.get("mac", "")),
                           _link_speed(interface.get("linkSpeed", ""))))
-        for vf in interface.get("Vfs") or []:
+        for vf in _listed(interface.get("Vfs")):
             if not vf.get("pciAddress") or not isinstance(vf.get("vfID"), int):
                 problems.append(Problem("sriov-state-malformed", f"node:{node}",
                                         f"VF of {name} without pciAddress or vfID"))
@@ -76,6 +78,16 @@ def sriov_nics(state: Object) -> tuple[list[PfFact], list[VfFact], list[Problem]
             vfs.append(VfFact(node, vf["pciAddress"], name, vf["vfID"],
                               normalize_mac(vf.get("mac", ""))))
     return pfs, vfs, problems
+
+
+def _listed(value: Any) -> Iterator[dict[str, Any]]:
+    """The objects of a list (as the cache may keep it, :class:`Text`), an empty one in
+    place of any other item, for the caller to report; one empty object in place of a
+    value that is not a list; none for no value."""
+    if isinstance(value, (list, Text)):
+        yield from (item if isinstance(item, dict) else {} for item in value)
+    elif value is not None:
+        yield {}
 
 
 def _link_speed(text: str) -> int | None:

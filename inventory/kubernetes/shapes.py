@@ -9,16 +9,20 @@ SriovNetworkNodeStates, 187 MiB of pods, 123 MiB of SpiderEndpoints):
   speed, and per VF its PCI address, ``vfID`` and MAC;
 - a pod its names, uid, labels, owners, times, Multus network-status annotation, node and
   start time (not its containers, volumes, conditions or managed fields);
-- a SpiderEndpoint its names, uid, owners and current addresses.
+- a SpiderEndpoint its names, uid, owners and current addresses;
+- a node its name.
 
 Every object keeps its apiVersion, kind, name, namespace, uid and resourceVersion. A shape
 is written as what it keeps (:data:`Shape`) and cut by one function (:func:`_cut`);
 whatever does not look as the shape expects (a section that is not an object, a list that
-is not one) is kept as it came, for the inventory to report.
+is not one) is kept as it came, for the inventory to report. A PF's VFs, and a
+SpiderEndpoint's addresses, are kept as one text (:class:`Text`): as dicts, their few
+short fields cost several times that.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import Any, TypeAlias
 
 from inventory.kubernetes.netstatus import ANNOTATIONS
@@ -26,7 +30,71 @@ from inventory.kubernetes.netstatus import ANNOTATIONS
 Shape: TypeAlias = "tuple[str, ...] | dict[str, Shape | None] | list[Shape]"
 """What to keep of a value: of an object, the keys a tuple names (whole), or those a dict
 names with the shape of each (None: whole); of a list, each item's shape (its one
-element)."""
+element), or of a list of flat objects, the keys :class:`Rows` names."""
+
+
+class Rows(tuple[str, ...]):
+    """The shape of a list of flat objects (of strings and integers) kept as :class:`Text`,
+    these keys of each."""
+
+
+class Text:
+    """A list of flat objects as one text: a line per object, a field per key (a tab
+    between them), each a type letter and the value (``s`` a string, ``i`` an integer)
+    or empty (no such key). Iterating gives the objects again, as new dicts.
+
+    >>> rows = Text.of([{"a": "x", "b": 1}, {"b": -2}], ("a", "b"))
+    >>> list(rows), len(rows), rows == [{"a": "x", "b": 1}, {"b": -2}]
+    ([{'a': 'x', 'b': 1}, {'b': -2}], 2, True)
+    >>> Text.of([{"a": True}], ("a",)), Text.of([{"a": "x\ty"}], ("a",))  # kept as they came
+    ([{'a': True}], [{'a': 'x\ty'}])
+    """
+
+    __slots__ = ("_count", "_keys", "_text")
+
+    def __init__(self, keys: tuple[str, ...], text: str, count: int) -> None:
+        self._keys, self._text, self._count = keys, text, count
+
+    @classmethod
+    def of(cls, items: list[Any], keys: tuple[str, ...]) -> Text | list[Any]:
+        """``items`` as text, those ``keys`` of each; ``items`` cut as a list when one is
+        not an object of strings (with no tab or newline) and integers."""
+        lines = []
+        for item in items:
+            if not isinstance(item, dict):
+                break
+            fields = [_field(item[key]) if key in item else "" for key in keys]
+            if None in fields:
+                break
+            lines.append("\t".join(fields))  # type: ignore[arg-type]
+        else:
+            return cls(keys, "\n".join(lines), len(lines)) if lines else []
+        return [_cut(item, keys) for item in items]
+
+    def __iter__(self) -> Iterator[dict[str, Any]]:
+        if not self._count:
+            return
+        for line in self._text.split("\n"):
+            yield {key: value[1:] if value[0] == "s" else int(value[1:])
+                   for key, value in zip(self._keys, line.split("\t"), strict=True) if value}
+
+    def __len__(self) -> int:
+        return self._count
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, (Text, list)) and list(self) == list(other)
+
+    def __repr__(self) -> str:
+        return repr(list(self))
+
+
+def _field(value: Any) -> str | None:
+    """A value as a field of :class:`Text`; None when it cannot be one."""
+    if type(value) is int:
+        return f"i{value}"
+    if type(value) is str and "\t" not in value and "\n" not in value:
+        return "s" + value
+    return None
 
 _METADATA = ("name", "namespace", "uid", "resourceVersion")
 _OBJECT = dict.fromkeys(("apiVersion", "kind"))
@@ -35,13 +103,14 @@ _OWNED = dict.fromkeys((*_METADATA, "ownerReferences"))
 _SHAPES: dict[str, Shape] = {
     "sriovnetworknodestates": {**_OBJECT, "metadata": _METADATA, "status": {"interfaces": [{
         **dict.fromkeys(("name", "pciAddress", "mac", "linkSpeed")),
-        "Vfs": [("pciAddress", "vfID", "mac")]}]}},
+        "Vfs": Rows(("pciAddress", "vfID", "mac"))}]}},
     "pods": {**_OBJECT, "metadata": {
         **_OWNED, **dict.fromkeys(("labels", "creationTimestamp", "deletionTimestamp")),
         "annotations": ANNOTATIONS}, "spec": ("nodeName",), "status": ("startTime",)},
     "spiderendpoints": {**_OBJECT, "metadata": _OWNED, "status": {
-        "ownerControllerType": None, "current": {"uid": None, "node": None, "ips": [
-            ("interface", "ipv4", "ipv6", "ipv4Pool", "ipv6Pool", "vlan")]}}},
+        "ownerControllerType": None, "current": {"uid": None, "node": None, "ips": Rows(
+            ("interface", "ipv4", "ipv6", "ipv4Pool", "ipv6Pool", "vlan"))}}},
+    "nodes": {**_OBJECT, "metadata": _METADATA},
 }
 """Watched resource -> what the cache keeps of its objects (the others: all)."""
 
@@ -58,7 +127,7 @@ def shaped(resource: str, obj: dict[str, Any]) -> dict[str, Any]:
     {'kind': 'SriovNetworkNodeState', 'metadata': {'name': 'gpu01'}, 'status':
      {'interfaces': [{'name': 'ens1f0np0', 'pciAddress': '0000:1a:00.0',
                       'Vfs': [{'pciAddress': '0000:1a:00.2', 'vfID': 0}]}]}}
-    >>> shaped("nodes", {"spec": {"taints": []}}) == {"spec": {"taints": []}}
+    >>> shaped("namespaces", {"spec": {"finalizers": []}}) == {"spec": {"finalizers": []}}
     True
     """
     shape = _SHAPES.get(resource)
@@ -74,6 +143,8 @@ def _cut(value: Any, shape: Shape | None) -> Any:
     """
     if shape is None:
         return value
+    if isinstance(shape, Rows):
+        return Text.of(value, shape) if isinstance(value, list) else value
     if isinstance(shape, list):
         return [_cut(item, shape[0]) for item in value] if isinstance(value, list) else value
     if not isinstance(value, dict):
