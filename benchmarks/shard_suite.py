@@ -15,14 +15,17 @@ that loses a sample fails the suite (its exit status is 3): the samples are pair
 from the whole fabric, each a flow key of its own, and an interval's flow table holds
 :data:`~correlator.sflow.accounting.MAX_FLOWS` keys (4,194,304), which the busiest of 12
 shards (4.5 M samples) overflows: hence 16.
-``service_shard_fabric_rss_mib`` is what the busiest shard's ``fabcorr run --shard``
-holds once it has built its fabric (from its own switches' facts, as its discovery finds
-them, and the whole inventory, of which it keeps its share), and each stage's own peak:
-``service_shard_build_peak_rss_mib`` building it, ``service_shard_rebuild_peak_rss_mib``
-building it again while the old one serves (a refresh; the highest of ``REFRESHES`` in a
-row), ``service_shard_refreshed_rss_mib`` what it holds after them (what a refresh frees
-stays scattered), ``service_shard_peak_rss_mib`` attributing its share of the interval
-on the last one (:func:`_service_shard`).
+The busiest shard is also run as ``fabcorr run --shard`` builds its fabric
+(:func:`_service_shard`): its service in live mode, its cache filled from a Kubernetes
+API server (the simulator's, in this process, serving the cluster's objects as the
+simulator renders them), the hosts' LLDP from a fact file, and its own switches' facts as
+its discovery finds them. ``service_shard_cache_rss_mib`` is what it holds once its cache
+is filled, ``service_shard_fabric_rss_mib`` once it has built its fabric, and each
+stage's own peak: ``service_shard_build_peak_rss_mib`` building it,
+``service_shard_rebuild_peak_rss_mib`` building it again while the old one serves (a
+refresh; the highest of ``REFRESHES`` in a row), ``service_shard_refreshed_rss_mib``
+what it holds after them (what a refresh frees stays scattered),
+``service_shard_peak_rss_mib`` attributing its share of the interval on the last one.
 ``shards_needed`` is the fewest shards whose busiest share would fit both its CPU in the
 interval and its keys in the table, from the busiest share measured at ``SHARDS`` (work
 and samples spread over the shards as their switches do); ``shards_needed_by_cpu`` the
@@ -31,7 +34,9 @@ CPU's alone.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
+import dataclasses
 import json
 import math
 import os
@@ -47,12 +52,16 @@ from typing import Any
 
 from benchmarks.attribute_suite import leaf_templates, sample_to
 from benchmarks.harness import Result, median
+from correlator.service.config import load_service_config
+from correlator.service.service import Service
 from correlator.sflow.accounting import MAX_FLOWS
-from correlator.shards import Shard, owner
-from inventory.bulk import give_back, settle
-from inventory.facts import FactSet
+from correlator.shards import Shard, owner, parse_shard
+from inventory.factfile import write_facts
+from inventory.facts import FactSet, Reporter
 from simulator import sflow_wire
 from simulator.generator import generate_facts
+from simulator.kube_api import FakeKubeApi
+from simulator.kube_objects import cluster_objects
 from simulator.ladder import ladder_spec
 from simulator.pcap import write_pcap
 from topology.build import build_graph
@@ -115,6 +124,7 @@ def measure(size: str, samples: int, shards: int) -> list[Result]:
     record("shards_needed", max(by_cpu, by_table), "count")
     record("shards_needed_by_cpu", by_cpu, "count")
     record("peak_rss_per_shard_mib", max(rss), "MiB")
+    record("service_shard_cache_rss_mib", service["cache_rss_mib"], "MiB")
     record("service_shard_fabric_rss_mib", service["fabric_rss_mib"], "MiB")
     record("service_shard_build_peak_rss_mib", service["build_peak_rss_mib"], "MiB")
     record("service_shard_rebuild_peak_rss_mib", service["rebuild_peak_rss_mib"], "MiB")
@@ -163,60 +173,62 @@ def _datagrams(rng: random.Random, leaves: list[str],
 
 def _service_shard(facts: FactSet, shard: Shard, pcap: Path, folder: Path
                    ) -> dict[str, float]:
-    """``fabcorr run --shard`` over one interval, in a process of its own
-    (:func:`_running_shard`): its fabric built as the service builds it, from its own
-    switches' facts (what its discovery finds) and the inventory, the other switches
-    elsewhere; built again beside it (a refresh), ``REFRESHES`` times; then its share
-    ``pcap`` attributed on the last one. Its RSS once the fabric is built and after the
-    refreshes (freed memory given back), and the peak of each stage (MiB)."""
+    """``fabcorr run --shard`` as it builds its fabric, in a process of its own
+    (:func:`_running_shard`), its Kubernetes API server in this one: the RSS once its cache
+    is filled, once its fabric is built and after ``REFRESHES`` refreshes, and the peak of
+    each stage (MiB)."""
     own = {s.name for s in facts.switches if shard.owns(s.name)}
-    path = folder / "service-shard.facts"
-    with path.open("wb") as stream:
-        pickle.dump({s.name: s.role_hint for s in facts.switches if s.name not in own},
-                    stream, protocol=pickle.HIGHEST_PROTOCOL)
-        pickle.dump(facts.of_switches(own).merge(facts.inventory()), stream,
-                    protocol=pickle.HIGHEST_PROTOCOL)
-    ran = _child("--service", str(path), str(pcap), str(shard))
-    print(f"  shard {shard} as fabcorr run --shard: its fabric {ran['nodes']:,} nodes, "
-          f"RSS {ran['fabric_rss_mib']:,.0f} MiB once built (peak "
-          f"{ran['build_peak_rss_mib']:,.0f} MiB); built again beside it {REFRESHES} times, "
-          f"peak RSS {ran['rebuild_peak_rss_mib']:,.0f} MiB, then RSS "
+    config, discovered = folder / "service-shard.yaml", folder / "discovered.facts"
+    hosts = FactSet(neighbors=tuple(n for n in facts.neighbors if n.reporter == Reporter.HOST))
+    write_facts(hosts, folder / "hosts.json")
+    with discovered.open("wb") as stream:
+        pickle.dump(facts.of_switches(own), stream, protocol=pickle.HIGHEST_PROTOCOL)
+    with FakeKubeApi(cluster_objects(facts.inventory())) as api:
+        config.write_text(json.dumps({
+            "switches": [{"name": s.name, "address": s.sflow_agent, "role": s.role_hint}
+                         for s in facts.switches],
+            "topology": {"facts": [str(folder / "hosts.json")], "discover_every_s": 0},
+            "kubernetes": {"source": ["live"],
+                           "kubeconfig": str(api.kubeconfig(folder / "kubeconfig"))},
+            "shards": {"count": shard.count}}))
+        ran = _child("--service", str(config), str(discovered), str(pcap), str(shard))
+    print(f"  shard {shard} as fabcorr run --shard: its cache {ran['cache_rss_mib']:,.0f} MiB; "
+          f"its fabric {ran['nodes']:,} nodes, RSS {ran['fabric_rss_mib']:,.0f} MiB once "
+          f"built (peak {ran['build_peak_rss_mib']:,.0f} MiB); built again beside it "
+          f"{REFRESHES} times, peak RSS {ran['rebuild_peak_rss_mib']:,.0f} MiB, then RSS "
           f"{ran['refreshed_rss_mib']:,.0f} MiB; peak RSS {ran['peak_rss_mib']:,.0f} MiB over "
           "its interval",
           file=sys.stderr, flush=True)
     return ran
 
 
-def _running_shard(path: str, pcap: str, shard: str) -> int:
-    """Build the fabric of :func:`_service_shard`'s facts as the service does; build it
-    again while the old one is alive, as a refresh does, and swap it in, ``REFRESHES``
-    times; then attribute ``pcap`` on it as shard ``shard``. Print the node count, the RSS
-    once built and after the refreshes, and the peak RSS of each stage: the first build,
-    the refreshes (the highest), the interval. Exit 1 unless the attribution exits 0."""
-    fabric = _built(path)
-    built = {"fabric_rss_mib": _status("VmRSS"), "nodes": fabric.graph.number_of_nodes(),
-             "build_peak_rss_mib": _peak()}
+def _running_shard(config: str, discovered: str, pcap: str, shard: str) -> int:
+    """The service of ``config`` as shard ``shard``: its live cache filled, its discovery's
+    facts those of ``discovered``; build its fabric, then again while the old one is alive,
+    as a refresh does, and swap it in, ``REFRESHES`` times; then attribute ``pcap`` on it.
+    Print the node count, the RSS once the cache is filled, once built and after the
+    refreshes, and the peak RSS of each stage: the first build, the refreshes (the
+    highest), the interval. Exit 1 unless the attribution exits 0."""
+    service = Service(dataclasses.replace(load_service_config(config),
+                                          shard=parse_shard(shard)))
+    asyncio.run(service._start_live_cache())
+    with open(discovered, "rb") as stream:
+        service._discovered = pickle.load(stream)
+    built = {"cache_rss_mib": _status("VmRSS")}
+    _new_peak()
+    asyncio.run(service._swap(service._build()))
+    nodes = service.view.fabric.graph.number_of_nodes()
+    built |= {"fabric_rss_mib": _status("VmRSS"), "nodes": nodes, "build_peak_rss_mib": _peak()}
     peaks = []
-    for _ in range(REFRESHES):
+    for _ in range(REFRESHES):  # as a rediscovery or a change in the cluster does
         _new_peak()
-        fabric = _built(path)  # the old fabric goes once the new one is made
+        asyncio.run(service._swap(service._build()))
         peaks.append(_peak())
     built |= {"rebuild_peak_rss_mib": max(peaks), "refreshed_rss_mib": _status("VmRSS")}
     _new_peak()
-    status = _attribute_here(pcap, shard, lambda path, owns: fabric)
+    status = _attribute_here(pcap, shard, lambda path, owns: service.view.fabric)
     print(json.dumps({**built, "peak_rss_mib": _peak()}))
     return 1 if status else 0
-
-
-def _built(path: str) -> FabricGraph:
-    """The fabric of :func:`_service_shard`'s facts, as ``fabcorr run --shard`` builds it
-    (the facts a temporary, which the build takes over), freed memory given back."""
-    with open(path, "rb") as stream:
-        elsewhere = pickle.load(stream)
-        fabric = build_graph(pickle.load(stream), elsewhere)
-    settle()
-    give_back()
-    return fabric
 
 
 def _attribute(snapshot: Path, pcap: Path, shard: str) -> tuple[float, float, float]:
