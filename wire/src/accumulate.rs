@@ -6,11 +6,11 @@
 //! counted per (agent, port, reason, source, destination). A [`Accumulator::cut`] starts
 //! a new segment. Every table is bounded: what does not fit is counted, not kept.
 
-use std::collections::hash_map::Entry;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
 use crate::counters_sample::CounterSample;
 use crate::datagram::{self, Counts, Datagram, Sample};
+use crate::flow_table::{Added, FlowTable};
 use crate::hash::FastMap;
 use crate::packet::{Addr, Traffic};
 use crate::reject::Reject;
@@ -78,13 +78,13 @@ pub struct Sums {
 
 impl Sums {
     /// One sample of `length` bytes.
-    fn of(length: u32) -> Self {
+    pub(crate) fn of(length: u32) -> Self {
         let mut sums = Sums::default();
         sums.add(length);
         sums
     }
 
-    fn add(&mut self, length: u32) {
+    pub(crate) fn add(&mut self, length: u32) {
         let squares = self.squares() + u128::from(length) * u128::from(length);
         self.samples += 1;
         self.bytes += u64::from(length);
@@ -106,7 +106,7 @@ pub struct Segment {
     /// Each agent's flow table (by its place in `agents`): a datagram's samples look up
     /// keys among its own agent's, a table a few pages long rather than the whole
     /// interval's.
-    flows: Vec<FastMap<FlowKey, Sums>>,
+    flows: Vec<FlowTable>,
     /// Agents of every datagram accepted in the segment, flow samples or not (as the
     /// Python accumulator's tables, which a cut also treats as "something happened"), in
     /// order: a key's `agent` is its place here from 1.
@@ -135,13 +135,13 @@ impl Segment {
         let (agents, flows) = (&mut self.agents, &mut self.flows);
         *self.agent_ids.entry(agent).or_insert_with(|| {
             agents.push(agent);
-            flows.push(FastMap::default());
+            flows.push(FlowTable::default());
             agents.len() as u32
         })
     }
 
     /// Each agent's table of sums, in the order of [`Segment::agents`].
-    pub fn into_tables(self) -> impl Iterator<Item = FastMap<FlowKey, Sums>> {
+    pub fn into_tables(self) -> impl Iterator<Item = FlowTable> {
         self.flows.into_iter()
     }
 
@@ -293,31 +293,25 @@ impl Accumulator {
         let Some(segment) = self.interval.segments.last_mut() else {
             return;
         };
-        if self.keys < self.limits.flows {
-            let key = FlowKey { src: segment.address(src), dst: segment.address(dst), ..key };
-            let Some(flows) = segment.flows.get_mut(key.agent.wrapping_sub(1) as usize) else {
-                return;
-            };
-            match flows.entry(key) {
-                Entry::Occupied(mut found) => found.get_mut().add(length),
-                Entry::Vacant(new) => {
-                    self.keys += 1;
-                    new.insert(Sums::of(length));
+        let room = self.keys < self.limits.flows;
+        let (src, dst) = if room {
+            (segment.address(src), segment.address(dst))
+        } else {
+            match (segment.address_ids.get(&src), segment.address_ids.get(&dst)) {
+                (Some(&src), Some(&dst)) => (src, dst),
+                _ => {
+                    self.interval.overflow.flows += 1;
+                    return;
                 }
             }
-            return;
-        }
-        let ids = (segment.address_ids.get(&src), segment.address_ids.get(&dst));
-        let found = match ids {
-            (Some(&src), Some(&dst)) => segment
-                .flows
-                .get_mut(key.agent.wrapping_sub(1) as usize)
-                .and_then(|flows| flows.get_mut(&FlowKey { src, dst, ..key })),
-            _ => None,
         };
-        match found {
-            Some(sums) => sums.add(length),
-            None => self.interval.overflow.flows += 1,
+        let Some(flows) = segment.flows.get_mut(key.agent.wrapping_sub(1) as usize) else {
+            return;
+        };
+        match flows.add(FlowKey { src, dst, ..key }, length, room) {
+            Added::Inserted => self.keys += 1,
+            Added::Summed => {}
+            Added::Full => self.interval.overflow.flows += 1,
         }
     }
 

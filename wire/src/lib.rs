@@ -6,7 +6,8 @@
 //! sampled header (Ethernet, 802.1Q / QinQ, IPv4 / IPv6, UDP 4791, the InfiniBand BTH).
 //! Every read is from a slice cut to the length its structure declares ([`xdr`]); a
 //! failure is one [`reject::Reject`], named as the Python decoder counts it.
-//! [`accumulate`] sums flow samples per key as `correlator/attribution/accumulate.py`.
+//! [`accumulate`] sums flow samples per key as `correlator/attribution/accumulate.py`,
+//! each agent's in a [`flow_table`].
 //!
 //! The receive path around them: [`admission`] (known agents from their own addresses
 //! or a relay), [`loss`] (sequence and drop accounting), bounded tables ([`lru`]), the
@@ -34,6 +35,7 @@ pub mod counters_sample;
 pub mod datagram;
 pub mod discard_sample;
 pub mod flow_sample;
+pub mod flow_table;
 pub mod forward;
 pub mod go_float;
 pub mod hash;

@@ -9,7 +9,7 @@ use std::sync::mpsc;
 
 use std::net::{IpAddr, SocketAddr};
 
-use crate::accumulate::{self, guarded, FlowKey, Interval, Limits, Sums};
+use crate::accumulate::{self, guarded, Interval, Limits};
 use crate::admission::{Admission, Refusal, Relay};
 use crate::attribute::Row;
 use crate::capture::{Capture, OpenError, Udp};
@@ -17,8 +17,8 @@ use crate::collector::{Closed, Collector, Totals};
 use crate::datagram::{self, Counts, Datagram, Level, Sample};
 use crate::discard_sample::DiscardSample;
 use crate::flow_sample::FlowSample;
+use crate::flow_table::FlowTable;
 use crate::forward::{self, Forwarding};
-use crate::hash::FastMap;
 use crate::loss::Loss;
 use crate::packet::{Addr, Packet, Traffic};
 use crate::receive::{Receiving, Request};
@@ -214,7 +214,7 @@ fn interval_tuple<'py>(py: Python<'py>, interval: Interval) -> PyResult<Any<'py>
 }
 
 /// A flow table's rows, `ROW_SIZE` bytes each.
-fn rows<'py>(py: Python<'py>, table: &FastMap<FlowKey, Sums>) -> PyResult<Bound<'py, PyBytes>> {
+fn rows<'py>(py: Python<'py>, table: &FlowTable) -> PyResult<Bound<'py, PyBytes>> {
     PyBytes::new_with(py, table.len() * ROW_SIZE, |buffer| {
         for ((key, sums), out) in table.iter().zip(buffer.chunks_exact_mut(ROW_SIZE)) {
             let squares = sums.squares();
