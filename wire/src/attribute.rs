@@ -243,26 +243,19 @@ pub struct Row {
     pub squares: u128,
 }
 
+/// Where a row was given to [`Joiner::add`]: the piece it came in and its place there
+/// (as the caller numbers them), for [`Joiner::finish`] to read it again.
+pub type Place = (u32, u32);
+
 /// A row of a known port, resolved: its link direction's place, its sender's and
-/// receiver's owners. Kept until every segment is in (8-byte aligned: the squares as
-/// two words), then sorted by link direction.
+/// receiver's owners, and where the row is. Kept until every segment is in, then sorted
+/// by link direction: 20 bytes a row, its sums left where they are (a copy took 56).
 #[derive(Clone, Copy, Debug)]
 struct Resolved {
     link: u32,
     sender: u32,
     receiver: u32,
-    rate: u32,
-    traffic: Traffic,
-    samples: u64,
-    length: u64,
-    squares: [u64; 2],
-}
-
-impl Resolved {
-    fn sums(&self) -> Sums {
-        let squares = u128::from(self.squares[0]) | u128::from(self.squares[1]) << 64;
-        Sums::of_row(self.samples, self.length, squares, self.rate)
-    }
+    place: Place,
 }
 
 /// One link direction of a join: its port and direction, its sums, samples per traffic
@@ -315,14 +308,14 @@ impl<'a> Joiner<'a> {
     }
 
     /// Add the rows of a segment that started at `at`, whose agents and addresses are
-    /// `agents` and `addresses` (each address resolved once, each port once); a row
-    /// naming an index beyond them is an error.
+    /// `agents` and `addresses` (each address resolved once, each port once), each with
+    /// its place; a row naming an index beyond them is an error.
     pub fn add(
         &mut self,
         at: f64,
         agents: &[Addr],
         addresses: &[Addr],
-        rows: impl IntoIterator<Item = Row>,
+        rows: impl IntoIterator<Item = (Place, Row)>,
     ) -> Result<(), String> {
         let index = self.index;
         let owners: Vec<u32> =
@@ -331,7 +324,7 @@ impl<'a> Joiner<'a> {
         let rows = rows.into_iter();
         let (least, most) = rows.size_hint();
         self.rows.reserve(most.unwrap_or(least));
-        for row in rows {
+        for (place, row) in rows {
             let (Some(&sender), Some(&receiver), Some(agent)) =
                 (owners.get(row.src as usize), owners.get(row.dst as usize), agents.get(row.agent as usize))
             else {
@@ -350,16 +343,7 @@ impl<'a> Joiner<'a> {
             if sender == NOBODY {
                 self.unattributed += row.samples;
             }
-            self.rows.push(Resolved {
-                link,
-                sender,
-                receiver,
-                rate: row.rate,
-                traffic: row.traffic,
-                samples: row.samples,
-                length: row.length,
-                squares: [row.squares as u64, (row.squares >> 64) as u64],
-            });
+            self.rows.push(Resolved { link, sender, receiver, place });
         }
         Ok(())
     }
@@ -373,19 +357,21 @@ impl<'a> Joiner<'a> {
     }
 
     /// Every link direction's sums and tables (cut to `top`), one link direction at a
-    /// time: its rows together, its groups summed in tables used again for the next.
-    pub fn finish(mut self, top: usize) -> Joined {
+    /// time: its rows together (each read again where [`Joiner::add`] was given it,
+    /// `row_at` its place), its groups summed in tables used again for the next.
+    pub fn finish(mut self, top: usize, row_at: impl Fn(Place) -> Row) -> Joined {
         self.rows.sort_unstable_by_key(|row| row.link);
         let owners = &self.index.owners;
         let mut links = Vec::with_capacity(self.links.len());
         let mut group = Group::default();
         for run in self.rows.chunk_by(|a, b| a.link == b.link) {
             group.clear();
-            for row in run {
+            for resolved in run {
+                let row = row_at(resolved.place);
                 group.add(
-                    &row.sums(),
-                    owners[row.sender as usize],
-                    owners[row.receiver as usize],
+                    &Sums::of_row(row.samples, row.length, row.squares, row.rate),
+                    owners[resolved.sender as usize],
+                    owners[resolved.receiver as usize],
                     row.traffic,
                 );
             }
@@ -440,6 +426,11 @@ mod tests {
         assert_eq!(index.owner(&v4(9), 5.0), NOBODY);
     }
 
+    /// The rows of `pieces[piece]`, each with its place.
+    fn placed(pieces: &[Vec<Row>], piece: u32) -> impl Iterator<Item = (Place, Row)> + '_ {
+        pieces[piece as usize].iter().enumerate().map(move |(at, row)| ((piece, at as u32), *row))
+    }
+
     /// A table nothing was cut from.
     fn whole<K>(top: Vec<(K, Sums)>, total: Sums) -> Cut<K> {
         Cut { top, other: None, total }
@@ -450,12 +441,15 @@ mod tests {
         let index = index();
         let (agents, addresses) = ([Addr::NONE, v4(254)], [Addr::NONE, v4(1), v4(2), v4(9)]);
         let mut joiner = Joiner::new(&index);
-        let first = [row(1, Traffic::RoceWrite, 7), row(3, Traffic::RoceCnp, 7)];
-        joiner.add(50.0, &agents, &addresses, first).unwrap();
-        let second = [row(1, Traffic::RoceWrite, 7), row(1, Traffic::RoceWrite, 8)];
-        joiner.add(150.0, &agents, &addresses, second).unwrap();
-        assert!(joiner.add(150.0, &agents, &addresses, [row(4, Traffic::RoceWrite, 7)]).is_err());
-        let joined = joiner.finish(10);
+        let pieces = [
+            vec![row(1, Traffic::RoceWrite, 7), row(3, Traffic::RoceCnp, 7)],
+            vec![row(1, Traffic::RoceWrite, 7), row(1, Traffic::RoceWrite, 8)],
+            vec![row(4, Traffic::RoceWrite, 7)],
+        ];
+        joiner.add(50.0, &agents, &addresses, placed(&pieces, 0)).unwrap();
+        joiner.add(150.0, &agents, &addresses, placed(&pieces, 1)).unwrap();
+        assert!(joiner.add(150.0, &agents, &addresses, placed(&pieces, 2)).is_err());
+        let joined = joiner.finish(10, |(piece, at)| pieces[piece as usize][at as usize]);
         let one = Sums { samples: 2, bytes: 30_000, packets: 20, variance: 450_000_000 };
         let two = Sums { samples: 4, bytes: 60_000, packets: 40, variance: 900_000_000 };
         let three = Sums { samples: 6, bytes: 90_000, packets: 60, variance: 1_350_000_000 };
@@ -476,15 +470,9 @@ mod tests {
         let (agents, addresses) = ([Addr::NONE, v4(254)], [Addr::NONE, v4(1), v4(2), v4(9)]);
         let out = Row { direction: Direction::Out, ..row(2, Traffic::RoceWrite, 7) };
         let mut joiner = Joiner::new(&index);
-        joiner
-            .add(
-                50.0,
-                &agents,
-                &addresses,
-                [row(1, Traffic::RoceWrite, 7), out, row(3, Traffic::RoceWrite, 7)],
-            )
-            .unwrap();
-        let joined = joiner.finish(1);
+        let pieces = [vec![row(1, Traffic::RoceWrite, 7), out, row(3, Traffic::RoceWrite, 7)]];
+        joiner.add(50.0, &agents, &addresses, placed(&pieces, 0)).unwrap();
+        let joined = joiner.finish(1, |(piece, at)| pieces[piece as usize][at as usize]);
         let one = Sums { samples: 2, bytes: 30_000, packets: 20, variance: 450_000_000 };
         let two = Sums { samples: 4, bytes: 60_000, packets: 40, variance: 900_000_000 };
         let found: Vec<_> = joined.links.iter().map(|l| (l.direction, l.tables.pods.clone())).collect();

@@ -9,7 +9,7 @@ use pyo3::types::{PyBytes, PyDict, PyList, PyString, PyTuple};
 use super::share::made;
 use super::{addr, any, bad, row, tuple, Any, ROW_SIZE};
 use crate::accumulate::guarded;
-use crate::attribute::{Claim, Cut, Index, Joiner, Link, Tables};
+use crate::attribute::{Claim, Cut, Index, Joiner, Link, Place, Tables};
 use crate::hash::FastMap;
 use crate::packet::{Addr, Traffic};
 use crate::share::{counter_check, Check, Counters};
@@ -87,6 +87,7 @@ impl PyJoin {
         let py = slf.py();
         let join = slf.get();
         let mut joiner = Joiner::new(&join.index);
+        let mut tables: Vec<&[u8]> = Vec::new(); // every piece, where the join reads its rows again
         for (at, agents, addresses, pieces) in &segments {
             let agents: Vec<Addr> = agents.iter().map(|a| Addr::from_slice(a.as_bytes())).collect();
             let addresses: Vec<Addr> = addresses.iter().map(|a| Addr::from_slice(a.as_bytes())).collect();
@@ -102,13 +103,24 @@ impl PyJoin {
                 }
             }
             joiner.reserve(pieces.iter().map(|piece| piece.as_bytes().len() / ROW_SIZE).sum());
-            let rows =
-                pieces.iter().flat_map(|piece| piece.as_bytes().chunks_exact(ROW_SIZE)).filter_map(row);
+            let first = tables.len() as u32;
+            tables.extend(pieces.iter().map(|piece| piece.as_bytes()));
+            let rows = pieces.iter().zip(first..).flat_map(|(piece, number)| {
+                piece
+                    .as_bytes()
+                    .chunks_exact(ROW_SIZE)
+                    .zip(0..)
+                    .filter_map(move |(raw, at)| row(raw).map(|found| ((number, at), found)))
+            });
             guarded(|| joiner.add(*at, &agents, &addresses, rows))
                 .map_err(|_| pyo3::exceptions::PyRuntimeError::new_err("the join panicked"))?
                 .map_err(bad)?;
         }
-        let joined = guarded(|| joiner.finish(top))
+        let row_at = |(piece, at): Place| {
+            let start = at as usize * ROW_SIZE;
+            row(&tables[piece as usize][start..start + ROW_SIZE]).expect("rows checked as they came")
+        };
+        let joined = guarded(|| joiner.finish(top, row_at))
             .map_err(|_| pyo3::exceptions::PyRuntimeError::new_err("the join panicked"))?;
         let pairs = pair_names(py, &join.jobs, joined.links.iter().map(|link| &link.tables))?;
         let names = Names { join, pairs: &pairs };
