@@ -16,6 +16,7 @@ import pickle
 from collections import defaultdict
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import networkx as nx
 
@@ -32,6 +33,9 @@ from topology.schema import (
     port_id,
     switch_id,
 )
+
+if TYPE_CHECKING:
+    from inventory.kubernetes.inventory import NicsKept
 
 
 @dataclass(frozen=True, slots=True)
@@ -95,8 +99,7 @@ def hosts_here(facts: FactSet, elsewhere: Mapping[str, str]) -> HostsHere:
         {switch: frozenset(found) for switch, found in rails.items()})
 
 
-def nics_here(facts: FactSet, elsewhere: Mapping[str, str]
-              ) -> Callable[[str, str], bool] | None:
+def nics_here(facts: FactSet, elsewhere: Mapping[str, str]) -> NicsKept | None:
     """Whether a PF (node, name) is a shard's to keep, as :func:`hosts_here` decides from
     the hosts' LLDP among ``facts``: for the Kubernetes inventory to make facts of those
     PFs' VFs only (and of the VFs pods use); None when every PF is kept."""

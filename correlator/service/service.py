@@ -268,7 +268,9 @@ class Service:
         """Facts from Kubernetes (live or dumps) and from fact files; of the VFs, a
         shard's (by its hosts' LLDP among the facts it has, :func:`nics_here`)."""
         sets = [read_facts(self.config.topology.facts)] if self.config.topology.facts else []
-        keeps = nics_here(self._discovered.merge(merge_all(sets)), self._elsewhere())
+        elsewhere = self._elsewhere()
+        keeps = nics_here(self._discovered.merge(merge_all(sets)), elsewhere) \
+            if elsewhere else None
         source = self.config.kubernetes.source
         if self._kubernetes is not None:
             # read first: a change while the inventory is read makes the next build

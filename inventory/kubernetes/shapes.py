@@ -50,10 +50,10 @@ class Text:
     ([{'a': True}], [{'a': 'x\ty'}])
     """
 
-    __slots__ = ("_count", "_keys", "_text")
+    __slots__ = ("_keys", "_text")
 
-    def __init__(self, keys: tuple[str, ...], text: str, count: int) -> None:
-        self._keys, self._text, self._count = keys, text, count
+    def __init__(self, keys: tuple[str, ...], text: str) -> None:
+        self._keys, self._text = keys, text
 
     @classmethod
     def of(cls, items: list[Any], keys: tuple[str, ...]) -> Text | list[Any]:
@@ -68,18 +68,16 @@ class Text:
                 break
             lines.append("\t".join(fields))  # type: ignore[arg-type]
         else:
-            return cls(keys, "\n".join(lines), len(lines)) if lines else []
+            return cls(keys, "\n".join(lines)) if lines else []
         return [_cut(item, keys) for item in items]
 
     def __iter__(self) -> Iterator[dict[str, Any]]:
-        if not self._count:
-            return
         for line in self._text.split("\n"):
             yield {key: value[1:] if value[0] == "s" else int(value[1:])
                    for key, value in zip(self._keys, line.split("\t"), strict=True) if value}
 
     def __len__(self) -> int:
-        return self._count
+        return self._text.count("\n") + 1  # never empty: no object is no text
 
     def __eq__(self, other: object) -> bool:
         return isinstance(other, (Text, list)) and list(self) == list(other)
