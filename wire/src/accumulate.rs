@@ -8,9 +8,9 @@
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
+use crate::agent_flows::{Added, AgentFlows};
 use crate::counters_sample::CounterSample;
 use crate::datagram::{self, Counts, Datagram, Sample};
-use crate::flow_table::{Added, FlowTable};
 use crate::hash::FastMap;
 use crate::packet::{Addr, Traffic};
 use crate::reject::Reject;
@@ -106,7 +106,7 @@ pub struct Segment {
     /// Each agent's flow table (by its place in `agents`): a datagram's samples look up
     /// keys among its own agent's, a table a few pages long rather than the whole
     /// interval's.
-    flows: Vec<FlowTable>,
+    flows: Vec<AgentFlows>,
     /// Agents of every datagram accepted in the segment, flow samples or not (as the
     /// Python accumulator's tables, which a cut also treats as "something happened"), in
     /// order: a key's `agent` is its place here from 1.
@@ -135,13 +135,13 @@ impl Segment {
         let (agents, flows) = (&mut self.agents, &mut self.flows);
         *self.agent_ids.entry(agent).or_insert_with(|| {
             agents.push(agent);
-            flows.push(FlowTable::default());
+            flows.push(AgentFlows::default());
             agents.len() as u32
         })
     }
 
     /// Each agent's table of sums, in the order of [`Segment::agents`].
-    pub fn into_tables(self) -> impl Iterator<Item = FlowTable> {
+    pub fn into_tables(self) -> impl Iterator<Item = AgentFlows> {
         self.flows.into_iter()
     }
 

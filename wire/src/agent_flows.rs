@@ -14,7 +14,7 @@ use hashbrown::hash_table::{Entry, HashTable};
 use crate::accumulate::{FlowKey, Sums};
 use crate::hash::Fold;
 
-/// What [`FlowTable::add`] did with a sample.
+/// What [`AgentFlows::add`] did with a sample.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Added {
     /// To a key the table held.
@@ -27,13 +27,13 @@ pub enum Added {
 
 /// Flow keys and their sums, in the order the keys came.
 #[derive(Clone, Debug, Default)]
-pub struct FlowTable {
+pub struct AgentFlows {
     entries: Vec<(FlowKey, Sums)>,
     places: HashTable<u32>,
     hash: Fold,
 }
 
-impl FlowTable {
+impl AgentFlows {
     pub fn len(&self) -> usize {
         self.entries.len()
     }
@@ -93,7 +93,7 @@ mod tests {
 
     #[test]
     fn sums_per_key_in_the_order_keys_came() {
-        let mut table = FlowTable::default();
+        let mut table = AgentFlows::default();
         let lengths = [(3, 100), (1, 200), (3, 50), (2, 10), (1, 1)];
         let added: Vec<Added> = lengths.iter().map(|&(k, n)| table.add(key(k), n, true)).collect();
         use Added::{Inserted, Summed};
@@ -105,7 +105,7 @@ mod tests {
 
     #[test]
     fn a_full_table_sums_known_keys_and_refuses_new_ones() {
-        let mut table = FlowTable::default();
+        let mut table = AgentFlows::default();
         assert_eq!(table.add(key(1), 10, true), Added::Inserted);
         assert_eq!(table.add(key(2), 10, false), Added::Full);
         assert_eq!(table.add(key(1), 10, false), Added::Summed);
@@ -114,7 +114,7 @@ mod tests {
 
     #[test]
     fn a_hundred_thousand_keys_each_found_again() {
-        let mut table = FlowTable::default();
+        let mut table = AgentFlows::default();
         for src in 0..100_000 {
             assert_eq!(table.add(key(src), src, true), Added::Inserted);
         }

@@ -7,7 +7,7 @@
 //! Every read is from a slice cut to the length its structure declares ([`xdr`]); a
 //! failure is one [`reject::Reject`], named as the Python decoder counts it.
 //! [`accumulate`] sums flow samples per key as `correlator/attribution/accumulate.py`,
-//! each agent's in a [`flow_table`].
+//! each agent's apart ([`agent_flows`]).
 //!
 //! The receive path around them: [`admission`] (known agents from their own addresses
 //! or a relay), [`loss`] (sequence and drop accounting), bounded tables ([`lru`]), the
@@ -27,6 +27,7 @@
 
 pub mod accumulate;
 pub mod admission;
+pub mod agent_flows;
 pub mod attribute;
 pub mod capture;
 pub mod clock;
@@ -35,7 +36,6 @@ pub mod counters_sample;
 pub mod datagram;
 pub mod discard_sample;
 pub mod flow_sample;
-pub mod flow_table;
 pub mod forward;
 pub mod go_float;
 pub mod hash;

@@ -11,13 +11,13 @@ use std::net::{IpAddr, SocketAddr};
 
 use crate::accumulate::{self, guarded, Interval, Limits};
 use crate::admission::{Admission, Refusal, Relay};
+use crate::agent_flows::AgentFlows;
 use crate::attribute::Row;
 use crate::capture::{Capture, OpenError, Udp};
 use crate::collector::{Closed, Collector, Totals};
 use crate::datagram::{self, Counts, Datagram, Level, Sample};
 use crate::discard_sample::DiscardSample;
 use crate::flow_sample::FlowSample;
-use crate::flow_table::FlowTable;
 use crate::forward::{self, Forwarding};
 use crate::loss::Loss;
 use crate::packet::{Addr, Packet, Traffic};
@@ -214,7 +214,7 @@ fn interval_tuple<'py>(py: Python<'py>, interval: Interval) -> PyResult<Any<'py>
 }
 
 /// A flow table's rows, `ROW_SIZE` bytes each.
-fn rows<'py>(py: Python<'py>, table: &FlowTable) -> PyResult<Bound<'py, PyBytes>> {
+fn rows<'py>(py: Python<'py>, table: &AgentFlows) -> PyResult<Bound<'py, PyBytes>> {
     PyBytes::new_with(py, table.len() * ROW_SIZE, |buffer| {
         for ((key, sums), out) in table.iter().zip(buffer.chunks_exact_mut(ROW_SIZE)) {
             let squares = sums.squares();

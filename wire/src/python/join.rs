@@ -91,7 +91,10 @@ impl PyJoin {
         for (at, agents, addresses, pieces) in &segments {
             let agents: Vec<Addr> = agents.iter().map(|a| Addr::from_slice(a.as_bytes())).collect();
             let addresses: Vec<Addr> = addresses.iter().map(|a| Addr::from_slice(a.as_bytes())).collect();
-            for rows in pieces.iter().map(|piece| piece.as_bytes()) {
+            let first = tables.len();
+            tables.extend(pieces.iter().map(|piece| piece.as_bytes()));
+            let these = &tables[first..];
+            for rows in these {
                 if rows.len() % ROW_SIZE != 0 {
                     return Err(bad(format!(
                         "flow rows of {} bytes: not whole rows of {ROW_SIZE}",
@@ -102,13 +105,9 @@ impl PyJoin {
                     return Err(bad("a flow row names no direction or traffic class".into()));
                 }
             }
-            joiner.reserve(pieces.iter().map(|piece| piece.as_bytes().len() / ROW_SIZE).sum());
-            let first = tables.len() as u32;
-            tables.extend(pieces.iter().map(|piece| piece.as_bytes()));
-            let rows = pieces.iter().zip(first..).flat_map(|(piece, number)| {
-                piece
-                    .as_bytes()
-                    .chunks_exact(ROW_SIZE)
+            joiner.reserve(these.iter().map(|rows| rows.len() / ROW_SIZE).sum());
+            let rows = these.iter().zip(first as u32..).flat_map(|(rows, number)| {
+                rows.chunks_exact(ROW_SIZE)
                     .zip(0..)
                     .filter_map(move |(raw, at)| row(raw).map(|found| ((number, at), found)))
             });
