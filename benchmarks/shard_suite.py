@@ -227,6 +227,8 @@ def _running_shard(config: str, discovered: str, pcap: str, shard: str) -> int:
     built |= {"rebuild_peak_rss_mib": max(peaks), "refreshed_rss_mib": _status("VmRSS")}
     _new_peak()
     status = _attribute_here(pcap, shard, lambda path, owns: service.view.fabric)
+    assert service._kubernetes is not None
+    service._kubernetes.stop()
     print(json.dumps({**built, "peak_rss_mib": _peak()}))
     return 1 if status else 0
 
