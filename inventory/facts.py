@@ -279,6 +279,22 @@ def merge_all(sets: Iterable[FactSet]) -> FactSet:
     return FactSet(**{name: tuple(found) for name, found in sections.items()})
 
 
+def latest_interfaces(interfaces: Iterable[PodInterfaceFact]) -> list[PodInterfaceFact]:
+    """One fact per pod interface (namespace, pod, interface): the latest valid; the
+    earlier incarnations of a restarted pod live on in the IP index only.
+
+    >>> old, new = (PodInterfaceFact("ns", "w-0", "net1", valid_from=at) for at in (1.0, 2.0))
+    >>> latest_interfaces([new, old]) == [new]
+    True
+    """
+    latest: dict[tuple[str, str, str], PodInterfaceFact] = {}
+    for fact in interfaces:
+        key = (fact.namespace, fact.pod, fact.interface)
+        if key not in latest or fact.valid_from >= latest[key].valid_from:
+            latest[key] = fact
+    return list(latest.values())
+
+
 def normalize_mac(text: object) -> str:
     """Return a MAC as six lower-case colon-separated octets, or ``""`` when it is not one
     (nor a string: an object's ``mac: null``).

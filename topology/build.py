@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Container, Iterable, Mapping
 from functools import cache
 from operator import attrgetter
 from typing import Any
@@ -11,7 +11,13 @@ from typing import Any
 import networkx as nx
 
 from inventory.bulk import gc_paused
-from inventory.facts import FactSet, PodInterfaceFact, Reporter, normalize_mac
+from inventory.facts import (
+    FactSet,
+    PodInterfaceFact,
+    Reporter,
+    latest_interfaces,
+    normalize_mac,
+)
 from inventory.problems import Problem
 from topology.elsewhere import HostsHere, add_stand_ins, hosts_here
 from topology.footprint import prepare
@@ -19,7 +25,6 @@ from topology.graph import FabricGraph, cables_of
 from topology.links import EndpointResolver, reconcile_links
 from topology.roles import assign_roles
 from topology.schema import (
-    ELSEWHERE,
     KIND,
     NIC_INDEX,
     REPORTS,
@@ -50,7 +55,8 @@ def build_graph(facts: FactSet, elsewhere: Mapping[str, str] | None = None) -> F
     (:mod:`topology.elsewhere`): an LLDP neighbour that is one of them, not in ``facts``,
     becomes a stand-in switch and port (attribute ``elsewhere``), so the cable to it is
     made; a PF its host hears on one is left out with its VFs (the facts the fabric keeps
-    lack them), a pod interface on them marked ``elsewhere`` with that switch's name; and
+    lack them) and the pod interfaces on them, with the pods that have no other (the
+    facts keep them: the owners table and the IP index name them all); and
     the tables :func:`~topology.footprint.prepare` derives are derived on first use. The
     fabric of a shard keeps copies of the facts it keeps: pass ``facts`` as a temporary (no
     name of the caller's holding it) for the memory of the others to go back at once.
@@ -199,7 +205,7 @@ def _add_hosts(graph: nx.Graph, facts: FactSet, nics: Mapping[tuple[str, str], i
     _link_all(graph, EdgeKind.VF_OF, ((node, parent) for node, parent, _ in vfs))
 
 
-def _add_workloads(graph: nx.Graph, facts: FactSet, away: Mapping[tuple[str, str], str],
+def _add_workloads(graph: nx.Graph, facts: FactSet, away: Container[tuple[str, str]],
                    problems: list[Problem]) -> None:
     for tenant in facts.tenants:
         _add(graph, tenant_id(tenant.name), NodeKind.TENANT, tenant)
@@ -207,7 +213,11 @@ def _add_workloads(graph: nx.Graph, facts: FactSet, away: Mapping[tuple[str, str
         node = job_id(job.namespace, job.name)
         _add(graph, node, NodeKind.JOB, dataclasses.replace(job, kind=""), job_kind=job.kind)
         _owned_by_tenant(graph, node, job.tenant, problems)
+    interfaces = latest_interfaces(facts.pod_interfaces)
+    gone = _pods_away(interfaces, away)
     for pod in facts.pods:
+        if (pod.namespace, pod.name) in gone:
+            continue
         node = pod_id(pod.namespace, pod.name)
         _add(graph, node, NodeKind.POD, pod)
         if pod.node:
@@ -223,7 +233,9 @@ def _add_workloads(graph: nx.Graph, facts: FactSet, away: Mapping[tuple[str, str
                 problems.append(Problem("unknown-job", job, f"pod {node}"))
         else:
             _owned_by_tenant(graph, node, pod.tenant, problems)
-    for fact in _latest_incarnations(facts.pod_interfaces):
+    for fact in interfaces:
+        if (fact.node, fact.vf_pci) in away:
+            continue
         node = podif_id(fact.namespace, fact.pod, fact.interface)
         pod = pod_id(fact.namespace, fact.pod)
         if pod not in graph:
@@ -234,11 +246,19 @@ def _add_workloads(graph: nx.Graph, facts: FactSet, away: Mapping[tuple[str, str
         vf = vf_id(fact.node, fact.vf_pci)
         if fact.vf_pci and vf in graph:
             _link(graph, node, vf, EdgeKind.ATTACHED)
-        elif (fact.node, fact.vf_pci) in away:  # on a NIC another shard keeps
-            graph._node[node][ELSEWHERE] = away[fact.node, fact.vf_pci]
         else:
             problems.append(Problem("podif-unattached", node,
                                     f"no VF {fact.vf_pci or '(no PCI address)'} on {fact.node}"))
+
+
+def _pods_away(interfaces: list[PodInterfaceFact], away: Container[tuple[str, str]]
+               ) -> set[tuple[str, str]]:
+    """(namespace, name) of each pod whose every interface is on a NIC another shard
+    keeps: the graph leaves it out with them (the facts and the owners table keep them)."""
+    here, there = set(), set()
+    for fact in interfaces:
+        (there if (fact.node, fact.vf_pci) in away else here).add((fact.namespace, fact.pod))
+    return there - here
 
 
 def _owned_by_tenant(graph: nx.Graph, node: str, tenant: str, problems: list[Problem]) -> None:
@@ -249,12 +269,3 @@ def _owned_by_tenant(graph: nx.Graph, node: str, tenant: str, problems: list[Pro
         return
     _link(graph, node, tenant_id(tenant), EdgeKind.OWNED_BY)
 
-
-def _latest_incarnations(interfaces: tuple[PodInterfaceFact, ...]) -> list[PodInterfaceFact]:
-    """One fact per pod interface ID: the latest; earlier ones live on in the IP index."""
-    latest: dict[tuple[str, str, str], PodInterfaceFact] = {}
-    for fact in interfaces:
-        key = (fact.namespace, fact.pod, fact.interface)
-        if key not in latest or fact.valid_from >= latest[key].valid_from:
-            latest[key] = fact
-    return list(latest.values())

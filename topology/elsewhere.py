@@ -47,8 +47,8 @@ class HostsHere:
     nics: dict[tuple[str, str], int]
     """(node, PF name) -> its NIC index (:func:`~topology.roles.nic_indexes`, among all
     the node's PFs), of each PF kept."""
-    away: dict[tuple[str, str], str]
-    """(node, VF PCI address) -> that switch, for each VF left out a pod interface uses."""
+    away: frozenset[tuple[str, str]]
+    """(node, VF PCI address) of each VF left out that a pod interface uses."""
     leaves: dict[str, frozenset[int]]
     """Each switch of ``elsewhere`` such a PF is cabled to (a leaf) -> their rails."""
 
@@ -72,18 +72,18 @@ def hosts_here(facts: FactSet, elsewhere: Mapping[str, str]) -> HostsHere:
     >>> [pf.name for pf in here.facts.pfs], [vf.pf for vf in here.facts.vfs]
     (['eth0'], ['eth0'])
     >>> here.facts.neighbors, here.nics, here.away, here.leaves
-    ((), {('gpu01', 'eth0'): 1}, {('gpu01', '0000:02:00.1'): 'leaf02'}, {'leaf02': frozenset({2})})
+    ((), {('gpu01', 'eth0'): 1}, frozenset({('gpu01', '0000:02:00.1')}), {'leaf02': frozenset({2})})
     """
     cabled = _cabled(facts, elsewhere)
     nics = nic_indexes(facts.pfs)
     if not cabled:
-        return HostsHere(facts, nics, {}, {})
+        return HostsHere(facts, nics, frozenset(), {})
     rails: dict[str, set[int]] = defaultdict(set)
     for pf, switch in cabled.items():
         if pf in nics:
             rails[switch].add(nics[pf])
     used = {(i.node, i.vf_pci) for i in facts.pod_interfaces}
-    far = {(vf.node, vf.pci_address): cabled[vf.node, vf.pf] for vf in facts.vfs
+    far = {(vf.node, vf.pci_address) for vf in facts.vfs
            if (vf.node, vf.pf) in cabled and (vf.node, vf.pci_address) in used}
     kept = _copied(dataclasses.replace(
         facts,
@@ -94,8 +94,8 @@ def hosts_here(facts: FactSet, elsewhere: Mapping[str, str]) -> HostsHere:
     # keyed by the copies' strings: nothing kept refers to the facts given
     return HostsHere(
         kept, {(pf.node, pf.name): nics[pf.node, pf.name] for pf in kept.pfs},
-        {(i.node, i.vf_pci): far[i.node, i.vf_pci] for i in kept.pod_interfaces
-         if (i.node, i.vf_pci) in far},
+        frozenset((i.node, i.vf_pci) for i in kept.pod_interfaces
+                  if (i.node, i.vf_pci) in far),
         {switch: frozenset(found) for switch, found in rails.items()})
 
 

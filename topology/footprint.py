@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from itertools import combinations
 from typing import Any
 
+from inventory.facts import latest_interfaces
 from topology.graph import FabricGraph
 from topology.schema import (
     NIC_INDEX,
@@ -24,6 +25,7 @@ from topology.schema import (
     id_name,
     job_id,
     pod_id,
+    podif_id,
     switch_id,
     tenant_id,
     vf_id,
@@ -202,18 +204,21 @@ def _plugs(fabric: FabricGraph) -> dict[str, Plug]:
 
 
 def _owners(fabric: FabricGraph) -> dict[str, Owner]:
-    graph = fabric.graph
+    """From the facts, not the graph: a shard's graph leaves out the pod interfaces on
+    the other shards' NICs, whose traffic it attributes all the same."""
+    facts = fabric.facts
+    pods = {(pod.namespace, pod.name): pod for pod in facts.pods}
+    jobs = {(job.namespace, job.name): job for job in facts.jobs}
     table = {}
-    for podif in fabric.nodes_of(NodeKind.POD_INTERFACE):
-        attrs = graph.nodes[podif]
-        pod = pod_id(attrs["namespace"], attrs["pod"])
-        pod_attrs = graph.nodes[pod]
-        job = job_id(pod_attrs["namespace"], pod_attrs["job_name"]) if "job_name" in pod_attrs \
-            else ""
-        tenant = pod_attrs.get("tenant", "")
-        if job in graph and not tenant:
-            tenant = graph.nodes[job].get("tenant", "")
-        table[podif] = Owner(pod, job if job in graph else "", tenant_id(tenant) if tenant else "")
+    for interface in latest_interfaces(facts.pod_interfaces):
+        pod = pods.get((interface.namespace, interface.pod))
+        if pod is None:  # a problem of the build's ("unknown-pod")
+            continue
+        job = jobs.get((pod.namespace, pod.job_name)) if pod.job_name else None
+        tenant = pod.tenant or (job.tenant if job else "")
+        table[podif_id(interface.namespace, interface.pod, interface.interface)] = Owner(
+            pod_id(pod.namespace, pod.name), job_id(job.namespace, job.name) if job else "",
+            tenant_id(tenant) if tenant else "")
     return table
 
 

@@ -73,8 +73,7 @@ RAILS = "rails"
 NIC_INDEX = "nic_index"
 SPEED = "speed_bps"
 OPER_STATUS = "oper_status"
-ELSEWHERE = "elsewhere"  # True on a stand-in: a far end discovered by another process;
-# on a pod interface, the switch of another process its NIC is cabled to
+ELSEWHERE = "elsewhere"  # True on a stand-in: a far end discovered by another process
 
 USABLE_LINK = frozenset({LinkStatus.CONFIRMED, LinkStatus.ONE_SIDED})
 DOWN_STATES = frozenset({"down", "lower-layer-down", "not-present"})

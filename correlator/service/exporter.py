@@ -44,7 +44,7 @@ from correlator.view import View
 from inventory.counters import PFC_RX, PFC_TX, QUEUE_DROPPED, QUEUE_ECN
 from topology.footprint import owners, plugs
 from topology.graph import FabricGraph
-from topology.schema import ELSEWHERE, KIND, TIER, EdgeKind, NodeKind, id_name
+from topology.schema import KIND, TIER, EdgeKind, NodeKind, id_name
 
 LINK = ("switch", "port", "direction")
 METRICS: dict[str, tuple[str, tuple[str, ...], str]] = {
@@ -494,8 +494,7 @@ def _interface_series(fabric: FabricGraph) -> Columns:
         keys.append((attrs["namespace"], attrs["pod"], attrs["interface"], ip,
                      attrs.get("node", ""), id_name(plug.pf).partition("/")[2] if plug else "",
                      attrs.get("vf_pci", ""),
-                     leaf_port.get("switch", "") or attrs.get(ELSEWHERE, ""),  # or the leaf
-                     # of the NIC another shard keeps, whose series it is
+                     leaf_port.get("switch", ""),
                      leaf_port.get("name", ""),
                      id_name(owner.job).partition("/")[2] if owner and owner.job else "",
                      id_name(owner.tenant) if owner and owner.tenant else ""))

@@ -16,7 +16,7 @@ from inventory.facts import (
 )
 from simulator.generator import FabricSpec, JobSpec, generate_facts
 from topology.build import build_graph
-from topology.footprint import plugs
+from topology.footprint import owners, plugs
 from topology.queries import summary
 from topology.schema import ELSEWHERE, KIND, EdgeKind, NodeKind
 
@@ -162,7 +162,8 @@ def test_a_hinted_role_seeds_the_roles_above_it_and_no_other_does():
 
 def test_a_shard_keeps_the_nics_cabled_to_its_switches():
     """A shard's build leaves out each PF its host hears on a switch elsewhere, with its
-    VFs and that report; a pod interface on one is marked with that switch; the switch,
+    VFs and that report, and the pod interfaces on them, with the pods that have no other
+    (the owners table keeps them all: their traffic is attributed); the switch,
     a stand-in when one of the shard's switches hears it, is a leaf with those PFs' rails;
     the NICs kept keep the NIC indexes (rails) they have in the whole fabric."""
     facts = generate_facts(THREE_TIER)
@@ -179,10 +180,14 @@ def test_a_shard_keeps_the_nics_cabled_to_its_switches():
         (whole.attrs(pf)["node"], whole.attrs(pf)["name"]) for pf in kept}
     assert {n.local_port for n in shard.facts.neighbors if n.reporter == "host"} == {
         whole.attrs(pf)["name"] for pf in kept}
-    marked = {p: shard.attrs(p)[ELSEWHERE] for p in shard.nodes_of(NodeKind.POD_INTERFACE)
-              if shard.attrs(p).get(ELSEWHERE)}
-    assert marked == {p: leaf[plug.pf] for p, plug in plugs(whole).items()
-                      if leaf[plug.pf] not in mine} != {}
+    away = {p for p, plug in plugs(whole).items() if leaf[plug.pf] not in mine}
+    interfaces = set(whole.nodes_of(NodeKind.POD_INTERFACE))
+    assert set(shard.nodes_of(NodeKind.POD_INTERFACE)) == interfaces - away
+    table = owners(whole)
+    gone = {table[p].pod for p in away} - {table[p].pod for p in interfaces - away}
+    assert gone == {"pod:a/llm-worker-1", "pod:b/db-1"}
+    assert set(shard.nodes_of(NodeKind.POD)) == set(whole.nodes_of(NodeKind.POD)) - gone
+    assert owners(shard) == table
     assert [p for p in shard.problems if p.kind == "podif-unattached"] == []
     stand_in_leaves = {"leaf02", "leaf04"} & {shard.attrs(n)["name"]
                                               for n in shard.nodes_of(NodeKind.SWITCH)}

@@ -30,7 +30,7 @@ from simulator.kube_objects import cluster_objects
 from simulator.scenario import scenario_from
 from simulator.traffic import TrafficModel
 from topology.build import build_graph
-from topology.footprint import plugs
+from topology.footprint import owners, plugs
 from topology.graph import FabricGraph
 from topology.schema import ELSEWHERE, NodeKind, id_name, pf_id
 
@@ -187,8 +187,9 @@ def test_topology_answers_built_from_the_shards_facts_are_the_whole_fabrics(
 
 def test_a_shard_keeps_the_nics_cabled_to_its_switches(emulated, shards, whole):
     """With the hosts' LLDP a shard keeps no PF its host hears on another shard's switch,
-    nor its VFs; a pod interface on one is marked with that switch's name, not flagged
-    unattached. Without it a shard cannot tell where a PF is cabled, and keeps them all."""
+    nor its VFs, nor the pod interfaces on them (not flagged unattached: its owners table
+    names them all, their traffic is attributed). Without it a shard cannot tell where a PF
+    is cabled, and keeps them all."""
     hosts_heard = not emulated[1].switches[0].role
     cabled = {pf: whole.attrs(whole.peer(pf))["switch"]
               for pf in whole.nodes_of(NodeKind.PF) if whole.peer(pf)}
@@ -206,13 +207,12 @@ def test_a_shard_keeps_the_nics_cabled_to_its_switches(emulated, shards, whole):
                 if pf_id(vf.node, vf.pf) in kept} | {
                 (i.node, i.vf_pci) for i in whole.facts.pod_interfaces} < {
                 (vf.node, vf.pci_address) for vf in whole.facts.vfs}
-        marked = {podif: fabric.attrs(podif)[ELSEWHERE]
-                  for podif in fabric.nodes_of(NodeKind.POD_INTERFACE)
-                  if fabric.attrs(podif).get(ELSEWHERE)}
-        away = {podif: cabled[plug.pf] for podif, plug in plugs(whole).items()
+        away = {podif for podif, plug in plugs(whole).items()
                 if not shard.owns(cabled[plug.pf])}
-        assert marked == (away if hosts_heard else {})
+        assert set(fabric.nodes_of(NodeKind.POD_INTERFACE)) == set(
+            whole.nodes_of(NodeKind.POD_INTERFACE)) - (away if hosts_heard else set())
         assert len(away) >= 4  # each shard's pods are mostly on the others' leaves
+        assert owners(fabric) == owners(whole)
         assert {p for p in fabric.problems if p.kind == "podif-unattached"} == set()
 
 
