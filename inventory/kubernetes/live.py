@@ -6,7 +6,8 @@ list's resourceVersion with bookmarks, applying events to its store. A watch tha
 dropped connection or a server error is retried after a capped exponential backoff with
 jitter; a resource the server will not serve (403, 404) is marked unreadable and retried
 slowly. The inventory is exposed only once every resource has completed its first list.
-A store keeps of each object what the inventory reads (:mod:`inventory.kubernetes.shapes`).
+A store keeps of each object what the inventory reads (:mod:`inventory.kubernetes.shapes`),
+packed (:mod:`inventory.kubernetes.packed`).
 """
 
 from __future__ import annotations
@@ -34,6 +35,7 @@ from inventory.facts import FactSet
 from inventory.kubernetes.history import IpHistory, Retention
 from inventory.kubernetes.inventory import Inventory, NicsKept, build_inventory
 from inventory.kubernetes.objects import ClusterObjects, Object
+from inventory.kubernetes.packed import Packed, Unpacked
 from inventory.kubernetes.resources import OWNER_KINDS, WATCHED, Resource
 from inventory.kubernetes.shapes import shaped
 from inventory.kubernetes.tenants import DEFAULT_RULES
@@ -84,37 +86,31 @@ def api_client(kubeconfig: str | None = None, context: str | None = None) -> cli
 
 
 class Store:
-    """The objects of one resource by namespace/name, as the last list and events left them."""
+    """The objects of one resource by namespace/name, as the last list and events left
+    them, each packed (:mod:`inventory.kubernetes.packed`)."""
 
     def __init__(self) -> None:
-        self.objects: dict[tuple[str, str], Object] = {}
+        self.objects: dict[tuple[str, str], Packed] = {}
         self.deleted: list[tuple[Object, float]] = []
         self.synced = threading.Event()
         self.unreadable = False
 
-    @staticmethod
-    def key(obj: Object) -> tuple[str, str]:
-        meta = obj.get("metadata") or {}
-        return meta.get("namespace", ""), meta.get("name", "")
-
-    def replace(self, objects: list[Object], now: float) -> None:
-        fresh = {self.key(o): o for o in objects}
-        self.deleted += [(o, now) for k, o in self.objects.items()
-                         if fresh.get(k, {}).get("metadata", {}).get("uid")
-                         != o.get("metadata", {}).get("uid")]
+    def replace(self, objects: list[Packed], now: float) -> None:
+        fresh = {o.key: o for o in objects}
+        self.deleted += [(o.unpacked(), now) for k, o in self.objects.items()
+                         if k not in fresh or fresh[k].uid != o.uid]
         self.objects = fresh
 
     def apply(self, kind: str, obj: Object, now: float) -> None:
-        key = self.key(obj)
+        packed = Packed(obj)
         if kind == "DELETED":
-            gone = self.objects.pop(key, obj)
-            self.deleted.append((gone, now))
+            gone = self.objects.pop(packed.key, None)
+            self.deleted.append((obj if gone is None else gone.unpacked(), now))
         else:
-            old = self.objects.get(key)
-            if old is not None and old.get("metadata", {}).get("uid") != \
-                    obj.get("metadata", {}).get("uid"):
-                self.deleted.append((old, now))
-            self.objects[key] = obj
+            old = self.objects.get(packed.key)
+            if old is not None and old.uid != packed.uid:
+                self.deleted.append((old.unpacked(), now))
+            self.objects[packed.key] = packed
 
 
 class Reflector:
@@ -171,7 +167,7 @@ class Reflector:
                 attempt = self._pause(attempt, f"{type(exc).__name__}: {exc}")
 
     def _list(self) -> str:
-        items: list[Object] = []
+        items: list[Packed] = []
         token, version = None, ""
         while True:
             self.lists += 1
@@ -181,7 +177,7 @@ class Reflector:
             page = json.loads(response.data)
             metadata = page.get("metadata") or {}
             version = version or metadata.get("resourceVersion", "")
-            items += [self._typed(o) for o in page.get("items") or []]
+            items += [Packed(self._typed(o)) for o in page.get("items") or []]
             token = metadata.get("continue")
             if not token:
                 break
@@ -289,7 +285,7 @@ class LiveKubernetes:
             raise RuntimeError("the initial lists have not completed yet")
         with self.lock:
             objects = ClusterObjects(
-                {name: tuple(s.objects.values()) for name, s in self.stores.items()},
+                {name: Unpacked(tuple(s.objects.values())) for name, s in self.stores.items()},
                 unreadable=frozenset(n for n, s in self.stores.items() if s.unreadable))
             deleted_pods = self.stores["pods"].deleted
             self.stores["pods"].deleted = []
@@ -313,18 +309,20 @@ class LiveKubernetes:
     def _with_owners(self, objects: ClusterObjects) -> ClusterObjects:
         """Read (once, then cached) every owner the pods' chains name."""
         getter = _OwnerReader(self.api)
-        pending = [p for p in objects.get("pods")]
-        while pending:
-            obj = pending.pop()
+
+        def follow(obj: Object) -> None:
             namespace = (obj.get("metadata") or {}).get("namespace", "")
             for ref in (obj.get("metadata") or {}).get("ownerReferences") or []:
                 group = ref.get("apiVersion", "").rpartition("/")[0]
                 key = (group, ref.get("kind", ""), namespace, ref.get("name", ""))
                 if key not in self.owners and (group, ref.get("kind")) in OWNER_KINDS:
-                    self.owners[key] = getter.get(ref.get("apiVersion", ""), ref["kind"],
-                                                  namespace, ref.get("name", ""))
-                    if self.owners[key] is not None:
-                        pending.append(self.owners[key])
+                    self.owners[key] = owner = getter.get(
+                        ref.get("apiVersion", ""), ref["kind"], namespace, ref.get("name", ""))
+                    if owner is not None:
+                        follow(owner)
+
+        for pod in objects.get("pods"):
+            follow(pod)
         found = tuple(o for o in self.owners.values() if o is not None)
         return ClusterObjects(objects.resources, objects.others + found, objects.unreadable)
 

@@ -7,7 +7,7 @@ both end in a ClusterObjects, so everything after it is shared and pure.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -24,25 +24,25 @@ class ClusterObjects:
     installed); the inventory reports them and carries on without.
     """
 
-    resources: Mapping[str, tuple[Object, ...]]
+    resources: Mapping[str, Sequence[Object]]
     others: tuple[Object, ...] = ()
     unreadable: frozenset[str] = field(default=frozenset())
 
-    def get(self, name: str) -> tuple[Object, ...]:
+    def get(self, name: str) -> Sequence[Object]:
         """The objects of watched resource ``name`` (empty when none were read)."""
         if name not in WATCHED:
             raise KeyError(f"not a watched resource: {name}")
         return self.resources.get(name, ())
 
     def owner_index(self) -> dict[tuple[str, str, str, str], Object]:
-        """(API group, kind, namespace, name) -> object, over everything read."""
+        """(API group, kind, namespace, name) -> object, over the objects that may own a
+        pod: the others (no watched kind owns one)."""
         index = {}
-        for objects in (*self.resources.values(), self.others):
-            for obj in objects:
-                meta = obj.get("metadata", {})
-                key = (group_of(obj.get("apiVersion", "")), obj.get("kind", ""),
-                       meta.get("namespace", ""), meta.get("name", ""))
-                index[key] = obj
+        for obj in self.others:
+            meta = obj.get("metadata", {})
+            key = (group_of(obj.get("apiVersion", "")), obj.get("kind", ""),
+                   meta.get("namespace", ""), meta.get("name", ""))
+            index[key] = obj
         return index
 
 

@@ -118,8 +118,9 @@ def test_watch_events_410_and_dropped_connections_end_in_the_exact_facts(live, a
     api.expire()
     api.drop_watches()
     wait_for(lambda: api.requests[("list", "pods")] > lists_before)
-    wait_for(lambda: ("team-a", "other-0") in live.stores["pods"].objects and
-             live.stores["pods"].objects[("team-a", "llm-worker-2")]["metadata"]["labels"]
+    pods = live.stores["pods"]
+    wait_for(lambda: ("team-a", "other-0") in pods.objects and
+             pods.objects[("team-a", "llm-worker-2")].unpacked()["metadata"]["labels"]
              ["training.kubeflow.org/replica-index"] == "7")
 
     after = live.inventory()
