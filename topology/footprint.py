@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from itertools import combinations
 from typing import Any
 
-from inventory.facts import latest_interfaces
+from inventory.facts import FactSet, latest_interfaces
 from topology.graph import FabricGraph
 from topology.schema import (
     NIC_INDEX,
@@ -204,22 +204,34 @@ def _plugs(fabric: FabricGraph) -> dict[str, Plug]:
 
 
 def _owners(fabric: FabricGraph) -> dict[str, Owner]:
-    """From the facts, not the graph: a shard's graph leaves out the pod interfaces on
-    the other shards' NICs, whose traffic it attributes all the same."""
-    facts = fabric.facts
-    pods = {(pod.namespace, pod.name): pod for pod in facts.pods}
+    return owners_of(fabric.facts)
+
+
+def owners_of(facts: FactSet) -> dict[str, Owner]:
+    """:func:`owners` from the facts alone (pod interfaces, pods and jobs), not the graph:
+    a shard's leaves out the pod interfaces on the other shards' NICs, whose traffic it
+    attributes all the same. The interfaces of a pod share its Owner."""
     jobs = {(job.namespace, job.name): job for job in facts.jobs}
-    table = {}
-    for interface in latest_interfaces(facts.pod_interfaces):
-        pod = pods.get((interface.namespace, interface.pod))
-        if pod is None:  # a problem of the build's ("unknown-pod")
-            continue
-        job = jobs.get((pod.namespace, pod.job_name)) if pod.job_name else None
+    job_ids = {key: job_id(*key) for key in jobs}
+    tenant_ids: dict[str, str] = {}
+    by_pod = {}
+    for pod in facts.pods:
+        key = (pod.namespace, pod.job_name)
+        job = jobs.get(key) if pod.job_name else None
         tenant = pod.tenant or (job.tenant if job else "")
-        table[podif_id(interface.namespace, interface.pod, interface.interface)] = Owner(
-            pod_id(pod.namespace, pod.name), job_id(job.namespace, job.name) if job else "",
-            tenant_id(tenant) if tenant else "")
-    return table
+        if tenant not in tenant_ids:
+            tenant_ids[tenant] = tenant_id(tenant) if tenant else ""
+        by_pod[pod.namespace, pod.name] = Owner(
+            pod_id(pod.namespace, pod.name), job_ids[key] if job else "", tenant_ids[tenant])
+    return {podif_id(i.namespace, i.pod, i.interface): by_pod[i.namespace, i.pod]
+            for i in latest_interfaces(facts.pod_interfaces) if (i.namespace, i.pod) in by_pod}
+
+
+def know_owners(fabric: FabricGraph, facts: FactSet) -> None:
+    """Take :func:`owners` from ``facts``, the fabric's pod interfaces, pods and jobs (a
+    snapshot's load reads those sections at once, and leaves the others to be read when
+    asked for)."""
+    fabric.remember(_owners, owners_of(facts))
 
 
 def _crowds_below(fabric: FabricGraph) -> dict[str, Crowd]:

@@ -58,11 +58,14 @@ from inventory.files import replace_file
 from inventory.problems import Problem
 from topology import build, footprint, indexes, roles, schema, tiers
 from topology import graph as graph_module
-from topology.footprint import prepare, prepared_tables
+from topology.footprint import know_owners, prepare, prepared_tables
 from topology.graph import FabricGraph
 from topology.indexes import INDEXED_FACTS, MacIndex, build_indexes
 from topology.schema import KIND, EdgeKind, NodeKind, pf_id
 from topology.vfs import VfRow, VfTable
+
+_READ_AT_LOAD = (*INDEXED_FACTS, "pods", "jobs")
+"""The fact sections a load reads at once: for the indexes, and the owners table."""
 
 SCHEMA = "fabcorr/topology"
 VERSION = 1
@@ -210,13 +213,13 @@ def fabric_from_document(document: Any, origin: str = "<snapshot>",
     try:
         tables = document["facts"]  # a packed one's sections are all left in the file
         now = {k: _value(v) for k, v in tables.items()
-               if k in INDEXED_FACTS or not isinstance(v, Deferred)}
+               if k in _READ_AT_LOAD or not isinstance(v, Deferred)}
         check_tables(now, origin)
         graph = _graph(document["graph"], owns)
         problems = tuple(Problem(*p) for p in document["problems"])
         built = document.get(TABLES)
         trusted = built is not None  # packed: fabcorr wrote it
-        indexed = facts_from_tables({k: now[k] for k in INDEXED_FACTS if k in now},
+        indexed = facts_from_tables({k: now[k] for k in _READ_AT_LOAD if k in now},
                                     origin, trusted=trusted)
         del now  # the lazy facts read the file again, rather than keep these
         whole = owns is None  # a share takes no table built for the whole fabric but VFs
@@ -230,6 +233,8 @@ def fabric_from_document(document: Any, origin: str = "<snapshot>",
             if trusted and whole and built.get("code") == derivation_code() else (None, None)
         fabric = FabricGraph(graph, lambda: _facts(tables, origin, trusted), problems,
                              build_indexes(graph, indexed, vfs, by_mac, ports), vfs)
+        if prepared is None:
+            know_owners(fabric, indexed)
         # a share answers attribution alone: the few tables it reads are derived on first use
         return prepare(fabric, prepared) if whole else fabric
     except FactError as exc:
