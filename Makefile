@@ -8,7 +8,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 APT_PACKAGES := graphviz lldpd snmpd snmp iproute2 nftables pmacct tshark prometheus \
-	debootstrap chromium
+	debootstrap chromium libjemalloc2
 EXAMPLE := examples/fabric-small
 VERSION := $(shell sed -n 's/^version = "\(.*\)"/\1/p' pyproject.toml)
 IMAGE ?= fabcorr:$(VERSION)

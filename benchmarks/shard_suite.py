@@ -16,7 +16,8 @@ from the whole fabric, each a flow key of its own, and an interval's flow table 
 :data:`~correlator.sflow.accounting.MAX_FLOWS` keys (4,194,304), which the busiest of 12
 shards (4.5 M samples) overflows: hence 16.
 The busiest shard is also run as ``fabcorr run --shard`` builds its fabric
-(:func:`_service_shard`): its service in live mode, its cache filled from a Kubernetes
+(:func:`_service_shard`), with the allocator it starts itself again with
+(:mod:`correlator.allocator`: jemalloc when installed): its service in live mode, its cache filled from a Kubernetes
 API server (the simulator's, in this process, serving the cluster's objects as the
 simulator renders them), the hosts' LLDP from a fact file, and its own switches' facts as
 its discovery finds them. ``service_shard_cache_rss_mib`` is what it holds once its cache
@@ -52,6 +53,7 @@ from typing import Any
 
 from benchmarks.attribute_suite import leaf_templates, sample_to
 from benchmarks.harness import Result, median
+from correlator.allocator import allocator_in_use, jemalloc_env
 from correlator.service.config import load_service_config
 from correlator.service.service import Service
 from correlator.sflow.accounting import MAX_FLOWS
@@ -191,8 +193,11 @@ def _service_shard(facts: FactSet, shard: Shard, pcap: Path, folder: Path
             "kubernetes": {"source": ["live"],
                            "kubeconfig": str(api.kubeconfig(folder / "kubeconfig"))},
             "shards": {"count": shard.count}}))
-        ran = _child("--service", str(config), str(discovered), str(pcap), str(shard))
-    print(f"  shard {shard} as fabcorr run --shard: its cache {ran['cache_rss_mib']:,.0f} MiB; "
+        # with the allocator fabcorr run starts itself again with
+        ran = _child("--service", str(config), str(discovered), str(pcap), str(shard),
+                     env=jemalloc_env(os.environ))
+    print(f"  shard {shard} as fabcorr run --shard ({ran['allocator']}): its cache "
+          f"{ran['cache_rss_mib']:,.0f} MiB; "
           f"its fabric {ran['nodes']:,} nodes, RSS {ran['fabric_rss_mib']:,.0f} MiB once "
           f"built (peak {ran['build_peak_rss_mib']:,.0f} MiB); built again beside it "
           f"{REFRESHES} times, peak RSS {ran['rebuild_peak_rss_mib']:,.0f} MiB, then RSS "
@@ -214,7 +219,8 @@ def _running_shard(config: str, discovered: str, pcap: str, shard: str) -> int:
     asyncio.run(service._start_live_cache())
     with open(discovered, "rb") as stream:
         service._discovered = pickle.load(stream)
-    built = {"cache_rss_mib": _status("VmRSS")}
+    built: dict[str, Any] = {"cache_rss_mib": _status("VmRSS"),
+                             "allocator": allocator_in_use()}
     _new_peak()
     asyncio.run(service._swap(service._build()))
     nodes = service.view.fabric.graph.number_of_nodes()
@@ -240,9 +246,11 @@ def _attribute(snapshot: Path, pcap: Path, shard: str) -> tuple[float, float, fl
     return spent["load_cpu_s"], spent["work_cpu_s"], spent["peak_rss_mib"]
 
 
-def _child(*argv: str) -> dict[str, Any]:
-    """What this module run as ``argv`` prints (JSON); RuntimeError if it fails."""
-    child = subprocess.run([sys.executable, "-m", __name__, *argv], stdout=subprocess.PIPE)
+def _child(*argv: str, env: dict[str, str] | None = None) -> dict[str, Any]:
+    """What this module run as ``argv`` (in ``env``) prints (JSON); RuntimeError if it
+    fails."""
+    child = subprocess.run([sys.executable, "-m", __name__, *argv], stdout=subprocess.PIPE,
+                           env=env)
     if child.returncode:
         raise RuntimeError(f"{__name__} {' '.join(argv)} exited {child.returncode}")
     return json.loads(child.stdout)

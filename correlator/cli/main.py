@@ -16,6 +16,7 @@ from collections.abc import Sequence
 from importlib.metadata import PackageNotFoundError, version
 from typing import NoReturn
 
+from correlator.allocator import restart_with_jemalloc
 from correlator.cli import (
     attribute,
     completion,
@@ -82,6 +83,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     args: argparse.Namespace | None = None
     try:
         args = build_parser().parse_args(argv)
+        if argv is None and getattr(args, "long_running", False):  # this process's command
+            restart_with_jemalloc()
         status = int(args.run(args))
         if status == ExitStatus.OK and getattr(args, "unanswered", None):
             return ExitStatus.PARTIAL  # answered without some shards

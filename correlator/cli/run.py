@@ -11,6 +11,7 @@ import signal
 import socket
 import sys
 
+from correlator.allocator import allocator_in_use
 from correlator.cli.status import ExitStatus
 from correlator.service.config import ServiceConfig, check_listening, load_service_config
 from correlator.shards import Shard, parse_shard
@@ -25,8 +26,11 @@ def register(commands: argparse._SubParsersAction) -> None:
         "joined with Kubernetes), stream counters from the switches, receive sFlow, "
         "attribute every interval, and serve Prometheus metrics (/metrics), the JSON API "
         "(/api/v1/...), /healthz and /readyz. SIGTERM or SIGINT stop it after the interval "
-        "in progress is attributed. Exit 0 when stopped, 2 on a bad configuration or "
-        "environment (a missing file, an address taken or not on this machine).")
+        "in progress is attributed. It starts itself again with jemalloc as its allocator "
+        "when libjemalloc.so.2 is installed, which gives the memory of a fabric rebuilt "
+        "back to the system (FABCORR_ALLOCATOR=system keeps CPython's). Exit 0 when "
+        "stopped, 2 on a bad configuration or environment (a missing file, an address "
+        "taken or not on this machine).")
     parser.add_argument("--config", required=True, metavar="FILE",
                         help="configuration (YAML; examples/fabcorr.yaml explains every key, "
                         "`fabcorr config schema` prints its JSON Schema; the FABCORR_* "
@@ -44,7 +48,7 @@ def register(commands: argparse._SubParsersAction) -> None:
     parser.add_argument("--log-level", default="info",
                         choices=["debug", "info", "warning", "error"],
                         help="log level (default info; logs go to stderr)")
-    parser.set_defaults(run=_run)
+    parser.set_defaults(run=_run, long_running=True)
 
 
 def _run(args: argparse.Namespace) -> ExitStatus:
@@ -57,7 +61,7 @@ def _run(args: argparse.Namespace) -> ExitStatus:
         print(f"{args.config}: ok: {len(config.switches)} switches, sFlow on "
               f"{config.sflow.host}:{config.sflow.port} ({config.sflow.workers} worker(s)), "
               f"metrics and API on {config.http.listen}, {config.interval_s:g} s "
-              f"intervals{shard}")
+              f"intervals{shard}, allocator {allocator_in_use()}")
         return ExitStatus.OK
     logging.basicConfig(level=args.log_level.upper(), stream=sys.stderr,
                         format="%(asctime)s %(levelname)s %(name)s: %(message)s")

@@ -1,12 +1,13 @@
 #!/bin/sh
-# The image's base: a Debian root filesystem from debootstrap (minbase, Python 3.11 and
-# venv), written as a tarball once (a rebuild reuses it) and imported into the local Docker
-# engine with `docker import`: no registry is asked for anything.
+# The image's base: a Debian root filesystem from debootstrap (minbase, Python 3.11, venv
+# and jemalloc, fabcorr run's allocator: correlator/allocator.py), written as a tarball
+# once (a rebuild reuses it) and imported into the local Docker engine with `docker
+# import`: no registry is asked for anything.
 #   deploy/image/base.sh TARBALL TAG [MIRROR]
 set -eu
 tarball=$1 tag=$2 mirror=${3:-http://deb.debian.org/debian}
 suite=bookworm
-packages=python3,python3-venv,ca-certificates
+packages=python3,python3-venv,ca-certificates,libjemalloc2
 
 if [ ! -s "$tarball" ]; then
     [ "$(id -u)" = 0 ] || { echo "base.sh: debootstrap needs root" >&2; exit 2; }

@@ -1,16 +1,18 @@
 #!/bin/sh
 # The image's steps, shared by every stage of the Dockerfile:
-#   install.sh runtime       Python 3.11 (from apt when the base lacks it) and the
-#                            non-root user fabcorr (65532, as deploy/deployment.yaml runs)
+#   install.sh runtime       Python 3.11 and jemalloc (from apt when the base lacks them),
+#                            and the non-root user fabcorr (65532, as deploy/deployment.yaml
+#                            runs)
 #   install.sh app WHEELS    a venv at /opt/fabcorr with the fabcorr wheel and its
 #                            dependencies from the directory WHEELS only (no index)
 set -eu
 case $1 in
 runtime)
-    if ! python3 -c 'import sys, venv; assert sys.version_info[:2] == (3, 11)' 2>/dev/null; then
+    if ! python3 -c 'import sys, venv; assert sys.version_info[:2] == (3, 11)' 2>/dev/null \
+            || ! ldconfig -p | grep -q libjemalloc.so.2; then
         apt-get update
         DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \
-            python3 python3-venv ca-certificates
+            python3 python3-venv ca-certificates libjemalloc2
         rm -rf /var/lib/apt/lists/* /var/cache/apt/*.bin
     fi
     groupadd --gid 65532 fabcorr

@@ -122,6 +122,8 @@ def test_run_in_a_container_against_the_emulated_fabric(image, tmp_path):
         assert get(url + "/readyz") == (200, b"ready\n")
         assert get(url + "/healthz")[0] == 200
         assert get(url + "/api/v1/no-such-thing")[0] == 404
+        # fabcorr run started itself again with the image's jemalloc (allocator.py)
+        assert "libjemalloc.so.2" in docker("exec", service, "cat", "/proc/1/maps")
         status, body = get(url + "/metrics")
         assert status == 200
         exposition = body.decode()
