@@ -69,6 +69,11 @@ def build_inventory(objects: ClusterObjects, rules: Sequence[str] = DEFAULT_RULE
         return _Join(objects, rules, keeps).run()
 
 
+def _node_name(pod: Object) -> str:
+    """The node a pod is scheduled on ("" before it is)."""
+    return (pod.get("spec") or {}).get("nodeName", "")
+
+
 class _Join:
     def __init__(self, objects: ClusterObjects, rules: Sequence[str],
                  keeps: NicsKept | None) -> None:
@@ -101,7 +106,9 @@ class _Join:
 
     def run(self) -> Inventory:
         nodes = [node_fact(n) for n in self.objects.get("nodes")]
-        statuses = [(pod, network_status(pod)) for pod in self.objects.get("pods")]
+        # read twice, not kept: a live cache's pods are unpacked as they are reached
+        pods = self.objects.get("pods")
+        statuses = [(_node_name(pod), network_status(pod)) for pod in pods]
         kept = self._vfs_kept(statuses)
         pfs, vfs, seen = [], [], 0
         for state in self.objects.get("sriovnetworknodestates"):
@@ -115,21 +122,21 @@ class _Join:
             if vf.mac:
                 self.vf_by_mac[(vf.node, vf.mac)] = vf
         self._report_unread()
-        pods, interfaces = [], []
-        for pod, status in statuses:
+        pod_facts, interfaces = [], []
+        for pod, (_, status) in zip(pods, statuses, strict=True):
             found = self._pod(pod, status)
             if found is not None:
-                pods.append(found[0])
+                pod_facts.append(found[0])
                 interfaces += found[1]
         self._report_duplicate_ips(interfaces)
         self.counts.update(nodes=len(nodes), pfs=len(pfs), vfs=seen, jobs=len(self.jobs),
                            tenants=len(self.tenant_facts), problems=len(self.problems))
-        facts = FactSet(nodes=tuple(nodes), pfs=tuple(pfs), vfs=tuple(vfs), pods=tuple(pods),
+        facts = FactSet(nodes=tuple(nodes), pfs=tuple(pfs), vfs=tuple(vfs), pods=tuple(pod_facts),
                         pod_interfaces=tuple(interfaces), jobs=tuple(self.jobs.values()),
                         tenants=tuple(self.tenant_facts.values()))
         return Inventory(facts, tuple(self.problems), dict(self.counts))
 
-    def _vfs_kept(self, statuses: list[tuple[Object, Status]]
+    def _vfs_kept(self, statuses: list[tuple[str, Status]]
                   ) -> Callable[[VfFact], bool] | None:
         """Whether a VF's fact is made: its PF kept, or a pod's attachment on its node
         names its PCI address or MAC (as :meth:`_interface` and :meth:`_is_vf` look VFs
@@ -138,8 +145,7 @@ class _Join:
         if keeps is None:
             return None
         named = set()
-        for pod, (attachments, _) in statuses:
-            node = (pod.get("spec") or {}).get("nodeName", "")
+        for node, (attachments, _) in statuses:
             for a in attachments:
                 if not a.default:
                     named.update((node, key) for key in (a.pci_address, a.mac.lower()) if key)
@@ -158,7 +164,7 @@ class _Join:
             self.problems.append(Problem("spiderendpoint-stale", f"pod:{namespace}/{name}",
                                          f"endpoint is for pod uid {endpoint.uid}"))
             endpoint = None
-        node = (pod.get("spec") or {}).get("nodeName", "")
+        node = _node_name(pod)
         rdma = [a for a in attachments if not a.default and self._is_vf(a, endpoint, node)]
         if not rdma:
             self.counts["pods_without_rdma"] += 1
