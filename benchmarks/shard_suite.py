@@ -17,11 +17,12 @@ from the whole fabric, each a flow key of its own, and an interval's flow table 
 shards (4.5 M samples) overflows: hence 16.
 The busiest shard is also run as ``fabcorr run --shard`` builds its fabric
 (:func:`_service_shard`), with the allocator it starts itself again with
-(:mod:`correlator.allocator`: jemalloc when installed): its service in live mode, its cache filled from a Kubernetes
-API server (the simulator's, in this process, serving the cluster's objects as the
-simulator renders them), the hosts' LLDP from a fact file, and its own switches' facts as
-its discovery finds them. ``service_shard_cache_rss_mib`` is what it holds once its cache
-is filled, ``service_shard_fabric_rss_mib`` once it has built its fabric, and each
+(:mod:`correlator.allocator`: jemalloc when installed): its service in live mode, its
+cache filled from a Kubernetes API server (the simulator's, in this process, serving the
+cluster's objects as the simulator renders them), the hosts' LLDP from a fact file, and
+its own switches' facts as its discovery finds them. ``service_shard_cache_rss_mib`` is
+what it holds once its cache is filled, ``service_shard_fabric_rss_mib`` once it has
+built its fabric, and each
 stage's own peak: ``service_shard_build_peak_rss_mib`` building it,
 ``service_shard_rebuild_peak_rss_mib`` building it again while the old one serves (a
 refresh; the highest of ``REFRESHES`` in a row), ``service_shard_refreshed_rss_mib``
