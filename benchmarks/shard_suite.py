@@ -22,12 +22,12 @@ cache filled from a Kubernetes API server (the simulator's, in this process, ser
 cluster's objects as the simulator renders them), the hosts' LLDP from a fact file, and
 its own switches' facts as its discovery finds them. ``service_shard_cache_rss_mib`` is
 what it holds once its cache is filled, ``service_shard_fabric_rss_mib`` once it has
-built its fabric, and each
-stage's own peak: ``service_shard_build_peak_rss_mib`` building it,
-``service_shard_rebuild_peak_rss_mib`` building it again while the old one serves (a
-refresh; the highest of ``REFRESHES`` in a row), ``service_shard_refreshed_rss_mib``
-what it holds after them (what a refresh frees stays scattered),
-``service_shard_peak_rss_mib`` attributing its share of the interval on the last one.
+built its fabric, and each stage's own peak: ``service_shard_build_peak_rss_mib``
+building it, ``service_shard_rebuild_peak_rss_mib`` building it again while the old one
+serves (a refresh; the highest of ``REFRESHES`` in a row),
+``service_shard_refreshed_rss_mib`` what it holds after them (with what its allocator has
+not given back yet), ``service_shard_peak_rss_mib`` attributing its share of the
+interval on the last one.
 ``shards_needed`` is the fewest shards whose busiest share would fit both its CPU in the
 interval and its keys in the table, from the busiest share measured at ``SHARDS`` (work
 and samples spread over the shards as their switches do); ``shards_needed_by_cpu`` the
