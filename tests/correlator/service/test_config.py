@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from correlator.allocator import allocator_in_use
 from correlator.cli.main import main
 from correlator.service.config import load_service_config
 from correlator.shards import Shard
@@ -203,7 +204,7 @@ def test_check_prints_a_summary(example, capsys, monkeypatch):
     assert main(["run", "--config", str(example), "--check"]) == 0
     assert capsys.readouterr().out == (
         f"{example}: ok: 3 switches, sFlow on 127.0.0.1:0 (1 worker(s)), metrics and API on "
-        "127.0.0.1:0, 10 s intervals\n")
+        f"127.0.0.1:0, 10 s intervals, allocator {allocator_in_use()}\n")
 
 
 @pytest.mark.parametrize(("flag", "pod", "expected"), [
@@ -222,7 +223,8 @@ def test_check_names_the_shard(example, capsys, monkeypatch, flag, pod, expected
         assert (status, out) == (2, "")
         assert err.strip().endswith("--shard: 0/1: shards.count is 3")
         return
-    assert status == 0 and out.endswith(f"10 s intervals{expected}\n")
+    assert status == 0 and out.endswith(
+        f"10 s intervals{expected}, allocator {allocator_in_use()}\n")
 
 
 def test_shard_auto_needs_an_ordinal(example, capsys, monkeypatch):
