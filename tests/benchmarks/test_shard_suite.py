@@ -23,6 +23,7 @@ def test_the_suite_measures_every_share_and_the_busiest_shards_service_fabric():
     assert 0 < found["service_shard_cache_rss_mib"] < fabric
     assert fabric <= found["service_shard_build_peak_rss_mib"] < 1024
     assert fabric < found["service_shard_rebuild_peak_rss_mib"] < 1024
-    assert 0 < found["service_shard_refreshed_rss_mib"] < found[
+    # what a refresh freed may not be given back yet (jemalloc: after a second)
+    assert 0 < found["service_shard_refreshed_rss_mib"] <= found[
         "service_shard_rebuild_peak_rss_mib"]
     assert fabric < found["service_shard_peak_rss_mib"] < 1024
